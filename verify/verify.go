@@ -1,0 +1,191 @@
+package verify
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/xdphash/xdphash/dissect"
+	"github.com/xdphash/xdphash/hash"
+)
+
+// FlowFunc computes xdphash's view of a frame: the dissected keys (before
+// direction normalisation), the dissector's result and the flow hash.
+type FlowFunc func(frame []byte) (keys dissect.FlowKeys, ok bool, flowHash uint32)
+
+// KernelFlow is the FlowFunc of the product: the default dissector flags and the
+// kernel flow hash with the given key, as skb_get_hash computes them.
+func KernelFlow(key hash.Key) FlowFunc {
+	h := hash.NewKernel(key)
+	return func(frame []byte) (dissect.FlowKeys, bool, uint32) {
+		var k dissect.FlowKeys
+		ok := dissect.DissectFrame(&k, frame, dissect.DefaultFlags)
+		v, _ := h.Hash(&k)
+		return k, ok, v
+	}
+}
+
+// Sample is one frame with both sides' verdicts.
+type Sample struct {
+	Name       string
+	Frame      []byte
+	Keys       dissect.FlowKeys // xdphash's keys, before direction normalisation
+	OK         bool             // xdphash's dissector result
+	Hash       uint32           // xdphash's flow hash
+	KernelHash uint32           // the running kernel's skb_get_hash
+}
+
+// NewSample fills a Sample from xdphash's side; KernelHash is the caller's.
+func NewSample(name string, frame []byte, flow FlowFunc, kernelHash uint32) Sample {
+	k, ok, h := flow(frame)
+	return Sample{Name: name, Frame: frame, Keys: k, OK: ok, Hash: h, KernelHash: kernelHash}
+}
+
+// Divergence is a pair of frames that the kernel and xdphash group differently.
+type Divergence struct {
+	A, B       Sample
+	KernelSame bool     // the kernel puts A and B in one flow
+	Fields     []string // key fields that differ between A and B in xdphash's normalised view
+}
+
+// Partition compares the partition of samples by kernel hash with the partition by
+// xdphash's hash, and returns one divergence per sample whose class differs: the
+// sample paired with the first sample of its kernel class (when xdphash separates
+// them) or of its xdphash class (when the kernel separates them).
+func Partition(samples []Sample) []Divergence {
+	firstByKernel := make(map[uint32]int, len(samples))
+	firstByOurs := make(map[uint32]int, len(samples))
+	var out []Divergence
+	for i := range samples {
+		s := &samples[i]
+		kFirst, kSeen := firstByKernel[s.KernelHash]
+		oFirst, oSeen := firstByOurs[s.Hash]
+		if !kSeen {
+			firstByKernel[s.KernelHash] = i
+			kFirst = i
+		}
+		if !oSeen {
+			firstByOurs[s.Hash] = i
+			oFirst = i
+		}
+		switch {
+		case kFirst == oFirst:
+		case kFirst != i && samples[kFirst].Hash != s.Hash:
+			out = append(out, newDivergence(samples[kFirst], *s))
+		default:
+			out = append(out, newDivergence(samples[oFirst], *s))
+		}
+	}
+	return out
+}
+
+// Pairs compares each pair (base, mutation) on its own: the kernel's same-flow
+// verdict against xdphash's. It is immune to the unrelated hash collisions a large
+// Partition set can meet.
+func Pairs(pairs [][2]Sample) []Divergence {
+	var out []Divergence
+	for _, p := range pairs {
+		if (p[0].KernelHash == p[1].KernelHash) != (p[0].Hash == p[1].Hash) {
+			out = append(out, newDivergence(p[0], p[1]))
+		}
+	}
+	return out
+}
+
+func newDivergence(a, b Sample) Divergence {
+	return Divergence{A: a, B: b, KernelSame: a.KernelHash == b.KernelHash, Fields: DiffFields(&a.Keys, &b.Keys)}
+}
+
+// keyField names a member of struct flow_keys for reports.
+type keyField struct {
+	name     string
+	off, len int
+}
+
+// hashedFields are the members a flow hash can depend on, in struct order.
+var hashedFields = []keyField{
+	{"n_proto", dissect.OffNProto, 2},
+	{"ip_proto", dissect.OffIPProto, 1},
+	{"flow_label", dissect.OffFlowLabel, 4},
+	{"vlan_tci", dissect.OffVLANTCI, 2},
+	{"vlan_tpid", dissect.OffVLANTPID, 2},
+	{"vlan_eth_type", dissect.OffVLANEthType, 2},
+	{"keyid", dissect.OffKeyID, 4},
+	{"sport", dissect.OffPorts, 2},
+	{"dport", dissect.OffPorts + 2, 2},
+	{"src", dissect.OffAddrs, 16},
+	{"dst", dissect.OffIPv6Dst, 16},
+	{"tail", dissect.OffIPv6Dst + 16, 4},
+}
+
+// DiffFields lists the hashed key fields in which a and b differ after direction
+// normalisation, the view the hash sees (so a frame and its reply differ in
+// nothing). An IPv4 "dst" difference shows in bytes 48-51, which lie in "src" of
+// the union's IPv6 layout; it is reported as "src/dst".
+func DiffFields(a, b *dissect.FlowKeys) []string {
+	na, nb := *a, *b
+	hash.Consistentify(&na)
+	hash.Consistentify(&nb)
+	var out []string
+	if na.AddrType() != nb.AddrType() {
+		out = append(out, "addr_type")
+	}
+	for _, f := range hashedFields {
+		if string(na[f.off:f.off+f.len]) == string(nb[f.off:f.off+f.len]) {
+			continue
+		}
+		name := f.name
+		if f.name == "src" && na.AddrType() != dissect.AddrIPv6 {
+			name = "src/dst"
+		}
+		out = append(out, name)
+	}
+	return out
+}
+
+// String describes a divergence for a terminal: both frames, what the kernel said,
+// what xdphash said and the fields that separate the two frames.
+func (d Divergence) String() string {
+	var b strings.Builder
+	if d.KernelSame {
+		fmt.Fprintf(&b, "kernel: same flow (hash %08x); xdphash: different flows (%08x, %08x)\n",
+			d.A.KernelHash, d.A.Hash, d.B.Hash)
+	} else {
+		fmt.Fprintf(&b, "kernel: different flows (%08x, %08x); xdphash: same flow (%08x)\n",
+			d.A.KernelHash, d.B.KernelHash, d.A.Hash)
+	}
+	if len(d.Fields) == 0 {
+		b.WriteString("  fields that differ in xdphash's keys: none\n")
+	} else {
+		fmt.Fprintf(&b, "  fields that differ in xdphash's keys: %s\n", strings.Join(d.Fields, ", "))
+	}
+	for _, s := range []Sample{d.A, d.B} {
+		fmt.Fprintf(&b, "  %s (%d bytes, ok=%v): %s\n    frame %x\n    keys  %x\n",
+			s.Name, len(s.Frame), s.OK, Summary(&s.Keys), s.Frame, s.Keys[:])
+	}
+	return b.String()
+}
+
+// Summary is a one-line description of flow keys.
+func Summary(k *dissect.FlowKeys) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "n_proto %#04x ip_proto %d thoff %d", k.NProto(), k.IPProto(), k.THoff())
+	switch k.AddrType() {
+	case dissect.AddrIPv4, dissect.AddrIPv6:
+		fmt.Fprintf(&b, " %s:%d > %s:%d", k.Src(), k.SrcPort(), k.Dst(), k.DstPort())
+	case dissect.AddrTIPC:
+		fmt.Fprintf(&b, " tipc %08x", k.TIPCKey())
+	}
+	if k.FlowLabel() != 0 {
+		fmt.Fprintf(&b, " label %#05x", k.FlowLabel())
+	}
+	if k.VLANTPID() != 0 {
+		fmt.Fprintf(&b, " vlan %d prio %d tpid %#04x", k.VLANID(), k.VLANPriority(), k.VLANTPID())
+	}
+	if k.KeyID() != 0 {
+		fmt.Fprintf(&b, " key %#x", k.KeyID())
+	}
+	if f := k.Flags(); f != 0 {
+		fmt.Fprintf(&b, " flags %#x", uint32(f))
+	}
+	return b.String()
+}
