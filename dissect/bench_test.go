@@ -75,3 +75,30 @@ func TestBenchShapesDissect(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkFastPath measures each shape's fast path alone on its sample frame.
+func BenchmarkFastPath(b *testing.B) {
+	for s := range NumShapes {
+		f := SampleFrame(s)
+		b.Run(s.String(), func(b *testing.B) {
+			var k FlowKeys
+			b.ReportAllocs()
+			for b.Loop() {
+				runFast(s, &k, f)
+			}
+		})
+	}
+}
+
+// BenchmarkDeclined measures a fast path declining a frame of another shape.
+func BenchmarkDeclined(b *testing.B) {
+	for s := range NumShapes {
+		f := SampleFrame((s + 1) % NumShapes)
+		b.Run(s.String(), func(b *testing.B) {
+			var k FlowKeys
+			for b.Loop() {
+				runFast(s, &k, f)
+			}
+		})
+	}
+}

@@ -1,0 +1,188 @@
+package bench
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/xdphash/xdphash/dissect"
+)
+
+// Contender is one implementation measured on a frame.
+type Contender string
+
+// The contenders.
+const (
+	Slow     Contender = "slow"     // the generic dissector
+	Fast     Contender = "fast"     // a Dissector with every gate open
+	Gopacket Contender = "gopacket" // DecodingLayerParser with a 5-tuple
+)
+
+// Row is the result for one case: the median time per frame of each contender.
+type Row struct {
+	Case   string                `json:"case"`
+	Path   string                `json:"path"` // what the Dissector with all gates open took
+	Ns     map[Contender]float64 `json:"ns_per_frame"`
+	Allocs map[Contender]float64 `json:"allocs_per_frame"`
+}
+
+// Change is (fast − slow) / slow: −0.5 is half the time.
+func (r Row) Change() float64 { return (r.Ns[Fast] - r.Ns[Slow]) / r.Ns[Slow] }
+
+// DeclineRow is the cost of one shape's gate on a frame it does not cover.
+type DeclineRow struct {
+	Shape    string  `json:"shape"`
+	ClosedNs float64 `json:"gate_closed_ns"` // a Dissector with no gate open
+	OpenNs   float64 `json:"gate_open_ns"`   // the same with only this shape's gate open
+}
+
+// Cost is the decline cost: OpenNs − ClosedNs.
+func (d DeclineRow) Cost() float64 { return d.OpenNs - d.ClosedNs }
+
+// Report is one run of the harness.
+type Report struct {
+	Rounds   int          `json:"rounds"`
+	Rows     []Row        `json:"rows"`
+	Declines []DeclineRow `json:"declines"`
+}
+
+// Options tune a run.
+type Options struct {
+	Rounds  int           // interleaved rounds, at least 5; medians are reported
+	PerTime time.Duration // target duration of one measurement
+}
+
+// timeLoop measures fn's time per call: it grows the iteration count until one
+// measurement takes at least d, as testing.B does, without its flags.
+func timeLoop(d time.Duration, fn func()) float64 {
+	n := 1000
+	for {
+		start := time.Now()
+		for range n {
+			fn()
+		}
+		el := time.Since(start)
+		if el >= d || n >= 1<<30 {
+			return float64(el.Nanoseconds()) / float64(n)
+		}
+		grow := int(float64(n) * 1.2 * float64(d) / float64(max(el, time.Microsecond)))
+		n = min(max(grow, n*2), 1<<30)
+	}
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// roundRobin returns a function that gives fn the frames in turn, one per call.
+func roundRobin(frames [][]byte, fn func([]byte)) func() {
+	i := 0
+	return func() {
+		fn(frames[i])
+		if i++; i == len(frames) {
+			i = 0
+		}
+	}
+}
+
+// contenders returns each contender's per-frame function over frames.
+func contenders(frames [][]byte) map[Contender]func() {
+	var k dissect.FlowKeys
+	var t FiveTuple
+	fast := dissect.NewDissector(dissect.DefaultFlags, dissect.AllGates)
+	gp := NewGopacketParser()
+	return map[Contender]func(){
+		Slow:     roundRobin(frames, func(f []byte) { dissect.DissectFrame(&k, f, dissect.DefaultFlags) }),
+		Fast:     roundRobin(frames, func(f []byte) { fast.DissectFrame(&k, f) }),
+		Gopacket: roundRobin(frames, func(f []byte) { gp.Parse(f, &t) }),
+	}
+}
+
+// measurement is one cell of the table: a function and its times over rounds.
+type measurement struct {
+	fn    func()
+	times []float64
+}
+
+// Dissect runs every case, the all-shapes mix and the decline costs, interleaved
+// round by round (each round measures every cell once), and reports medians.
+func Dissect(opt Options) Report {
+	opt.Rounds = max(opt.Rounds, 5)
+	if opt.PerTime <= 0 {
+		opt.PerTime = 20 * time.Millisecond
+	}
+	var cells []*measurement
+	add := func(fn func()) *measurement {
+		m := &measurement{fn: fn}
+		cells = append(cells, m)
+		return m
+	}
+
+	type caseCells struct {
+		name, path string
+		by         map[Contender]*measurement
+	}
+	var cases []caseCells
+	addCase := func(name, path string, frames [][]byte) {
+		cc := caseCells{name: name, path: path, by: map[Contender]*measurement{}}
+		for c, fn := range contenders(frames) {
+			cc.by[c] = add(fn)
+		}
+		cases = append(cases, cc)
+	}
+	for _, c := range Cases() {
+		var k dissect.FlowKeys
+		_, p := dissect.NewDissector(dissect.DefaultFlags, dissect.AllGates).DissectFrame(&k, c.Frame)
+		addCase(c.Name, p.String(), [][]byte{c.Frame})
+	}
+	addCase("mix", "all", Mix())
+	addCase("declined", "slow", [][]byte{SlowOnlyFrame()})
+
+	type declineCells struct {
+		shape          dissect.Shape
+		closed, opened *measurement
+	}
+	var declines []declineCells
+	for s := range dissect.NumShapes {
+		// A frame of the next shape: this gate's fast path is tried and declines.
+		other := [][]byte{dissect.SampleFrame((s + 1) % dissect.NumShapes)}
+		var k dissect.FlowKeys
+		closed := dissect.NewDissector(dissect.DefaultFlags, dissect.NoGates)
+		opened := dissect.NewDissector(dissect.DefaultFlags, dissect.NoGates.With(s))
+		declines = append(declines, declineCells{
+			shape:  s,
+			closed: add(roundRobin(other, func(f []byte) { closed.DissectFrame(&k, f) })),
+			opened: add(roundRobin(other, func(f []byte) { opened.DissectFrame(&k, f) })),
+		})
+	}
+
+	for range opt.Rounds {
+		for _, m := range cells {
+			m.times = append(m.times, timeLoop(opt.PerTime, m.fn))
+		}
+	}
+
+	rep := Report{Rounds: opt.Rounds}
+	for _, cc := range cases {
+		r := Row{Case: cc.name, Path: cc.path, Ns: map[Contender]float64{}, Allocs: map[Contender]float64{}}
+		for c, m := range cc.by {
+			r.Ns[c] = median(m.times)
+			r.Allocs[c] = testing.AllocsPerRun(100, m.fn)
+		}
+		rep.Rows = append(rep.Rows, r)
+	}
+	for _, d := range declines {
+		rep.Declines = append(rep.Declines, DeclineRow{Shape: d.shape.String(), ClosedNs: median(d.closed.times), OpenNs: median(d.opened.times)})
+	}
+	return rep
+}
+
+// SlowOnlyFrame is an eth_ip frame every fast path declines (IPv4 with one
+// option word), to measure what open gates cost on traffic they do not cover.
+func SlowOnlyFrame() []byte {
+	f := dissect.SampleFrame(dissect.ShapeEthIP)
+	f[14] = 0x46 // IHL 6
+	return append(f[:34:34], append([]byte{1, 1, 1, 1}, f[34:]...)...)
+}

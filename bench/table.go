@@ -1,0 +1,29 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+)
+
+// WriteTable prints the report like the kernel proposal's table: shape, slow ns,
+// fast ns, change, gopacket ns, fast's speed-up over gopacket, allocations.
+func WriteTable(w io.Writer, rep Report) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "case\tpath\tslow ns\tfast ns\tchange\tgopacket ns\tfast vs gopacket\tallocs (slow/fast)\t\n")
+	for _, r := range rep.Rows {
+		fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.2f\t%+.1f%%\t%.2f\t%.1fx\t%g/%g\t\n",
+			r.Case, r.Path, r.Ns[Slow], r.Ns[Fast], 100*r.Change(), r.Ns[Gopacket], r.Ns[Gopacket]/r.Ns[Fast],
+			r.Allocs[Slow], r.Allocs[Fast])
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\ndecline cost of one open gate on a frame of another shape (medians of %d rounds):\n", rep.Rounds)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "gate\tclosed ns\topen ns\tdecline ns\t\n")
+	for _, d := range rep.Declines {
+		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t\n", d.Shape, d.ClosedNs, d.OpenNs, d.Cost())
+	}
+	return tw.Flush()
+}

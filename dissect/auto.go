@@ -1,0 +1,224 @@
+package dissect
+
+import (
+	"fmt"
+	"time"
+)
+
+// Auto mode opens and closes a Dissector's gates from the traffic it measures.
+//
+// The model: an open gate saves S ns on every frame its fast path accepts and
+// costs C ns on every frame it is tried on and declines. With p the share of
+// frames the fast path accepts, the gate pays off when p·S > (1−p)·C, that is
+// when p exceeds the break-even share
+//
+//	p_be = C / (S + C).
+//
+// Frames are counted in windows of Window frames. At the end of each window a
+// gate opens when p > p_be + Hysteresis and closes when p < p_be − Hysteresis,
+// and after a change it keeps its state for at least MinDwell windows, so a mix
+// near the break-even point does not make it flap. p is measured directly while a
+// gate is open (its fast hits); while it is closed, from the slow-path frames of
+// its shape, of which one in ProbeEvery is also given to the fast path (into
+// scratch keys) to learn how many it would accept. S and C come from Calibrate
+// (measured on the running machine) or from the benchmark figures in DefaultCosts.
+//
+// Auto mode never changes a key byte: it only chooses which code computes them.
+type Auto struct {
+	cfg   AutoConfig
+	n     int // frames in the current window
+	dwell [NumShapes]int
+	// At the start of the window, to take differences.
+	lastFast, lastSlow [NumShapes]uint64
+	probeSeen          [NumShapes]uint64
+	probeTried         [NumShapes]uint64
+	probeAccepted      [NumShapes]uint64
+	scratch            FlowKeys
+	state              [NumShapes]GateState
+}
+
+// Cost is what a fast path saves and costs, in nanoseconds per frame.
+type Cost struct {
+	Saving float64 // S: slow-path time minus fast-path time, for a frame it accepts
+	Miss   float64 // C: the time of an attempt that declines
+}
+
+// BreakEven is p_be = C / (S + C); 1 (never worth it) when there is no saving.
+func (c Cost) BreakEven() float64 {
+	if c.Saving <= 0 {
+		return 1
+	}
+	return c.Miss / (c.Saving + c.Miss)
+}
+
+// AutoConfig tunes auto mode. Zero fields take the defaults of DefaultAutoConfig.
+type AutoConfig struct {
+	Window     int             // frames per decision window
+	Hysteresis float64         // margin around p_be
+	MinDwell   int             // windows a gate keeps its state after a change
+	ProbeEvery int             // while closed, try the fast path on one frame of its shape in this many
+	Costs      [NumShapes]Cost // S and C per shape
+}
+
+// GateState is auto mode's view of one gate after the last window.
+type GateState struct {
+	Open      bool
+	Share     float64 // p: share of the window's frames the fast path accepted (or would have)
+	BreakEven float64 // p_be
+	Flips     uint64  // changes made so far
+}
+
+// DefaultCosts are the per-shape costs measured by `xdphash bench dissect` on the
+// project's reference machine (2-core x86-64 VM, Go 1.26), used when no
+// calibration is run.
+var DefaultCosts = [NumShapes]Cost{
+	ShapeEthIP: {Saving: 9, Miss: 0.7},
+	ShapeVLAN:  {Saving: 11, Miss: 0.7},
+	ShapeQinQ:  {Saving: 14, Miss: 0.7},
+	ShapePPPoE: {Saving: 11, Miss: 0.7},
+	ShapeMPLS:  {Saving: 4, Miss: 0.7},
+	ShapeIPIP:  {Saving: 12, Miss: 1},
+	ShapeGRE:   {Saving: 14, Miss: 1},
+}
+
+// DefaultAutoConfig is the configuration auto mode uses when given zero fields.
+func DefaultAutoConfig() AutoConfig {
+	return AutoConfig{Window: 1 << 16, Hysteresis: 0.02, MinDwell: 4, ProbeEvery: 16, Costs: DefaultCosts}
+}
+
+// EnableAuto puts d's gates under auto mode, starting from the gates d has now.
+func (d *Dissector) EnableAuto(cfg AutoConfig) {
+	def := DefaultAutoConfig()
+	if cfg.Window <= 0 {
+		cfg.Window = def.Window
+	}
+	if cfg.Hysteresis <= 0 {
+		cfg.Hysteresis = def.Hysteresis
+	}
+	if cfg.MinDwell <= 0 {
+		cfg.MinDwell = def.MinDwell
+	}
+	if cfg.ProbeEvery <= 0 {
+		cfg.ProbeEvery = def.ProbeEvery
+	}
+	if cfg.Costs == ([NumShapes]Cost{}) {
+		cfg.Costs = def.Costs
+	}
+	a := &Auto{cfg: cfg}
+	for s := range NumShapes {
+		a.state[s] = GateState{Open: d.gates.Has(s), BreakEven: cfg.Costs[s].BreakEven()}
+		a.lastFast[s] = d.counters.Shape[s].Fast
+		a.lastSlow[s] = d.counters.Shape[s].Slow
+	}
+	d.auto = a
+}
+
+// AutoState returns auto mode's view of each gate, and false when auto mode is off.
+func (d *Dissector) AutoState() ([NumShapes]GateState, bool) {
+	if d.auto == nil {
+		return [NumShapes]GateState{}, false
+	}
+	return d.auto.state, true
+}
+
+// tick counts a frame and decides at the end of a window.
+func (a *Auto) tick(d *Dissector) {
+	if a.n++; a.n >= a.cfg.Window {
+		a.decide(d)
+	}
+}
+
+// probe gives one in ProbeEvery slow-path frames of a closed gate's shape to its
+// fast path, to estimate what the gate would accept.
+func (a *Auto) probe(s Shape, frame []byte) {
+	if a.state[s].Open {
+		return
+	}
+	if a.probeSeen[s]++; a.probeSeen[s]%uint64(a.cfg.ProbeEvery) != 0 {
+		return
+	}
+	a.probeTried[s]++
+	if runFast(s, &a.scratch, frame) {
+		a.probeAccepted[s]++
+	}
+}
+
+func (a *Auto) decide(d *Dissector) {
+	n := float64(a.n)
+	a.n = 0
+	gates := d.gates
+	for s := range NumShapes {
+		c := d.counters.Shape[s]
+		fast, slow := c.Fast-a.lastFast[s], c.Slow-a.lastSlow[s]
+		a.lastFast[s], a.lastSlow[s] = c.Fast, c.Slow
+		st := &a.state[s]
+		if st.Open {
+			st.Share = float64(fast) / n
+		} else {
+			accept := 1.0 // no probe yet: every frame of the shape might be accepted
+			if a.probeTried[s] > 0 {
+				accept = float64(a.probeAccepted[s]) / float64(a.probeTried[s])
+			}
+			st.Share = float64(slow) * accept / n
+		}
+		a.probeTried[s], a.probeAccepted[s] = 0, 0
+		if a.dwell[s] > 0 {
+			a.dwell[s]--
+			continue
+		}
+		switch {
+		case st.Open && st.Share < st.BreakEven-a.cfg.Hysteresis:
+			st.Open = false
+		case !st.Open && st.Share > st.BreakEven+a.cfg.Hysteresis:
+			st.Open = true
+		default:
+			continue
+		}
+		st.Flips++
+		d.counters.Flips++
+		a.dwell[s] = a.cfg.MinDwell
+		if st.Open {
+			gates = gates.With(s)
+		} else {
+			gates = gates.Without(s)
+		}
+	}
+	d.gates = gates
+}
+
+// Calibrate measures S and C for every shape on the running machine: the slow
+// and fast paths over a sample frame of the shape, and a declined attempt (a
+// frame of another shape). It takes a few tens of milliseconds.
+func Calibrate() [NumShapes]Cost {
+	const rounds, n = 5, 20000
+	var costs [NumShapes]Cost
+	var k FlowKeys
+	timeIt := func(fn func()) float64 {
+		best := time.Duration(1 << 62)
+		for range rounds {
+			start := time.Now()
+			for range n {
+				fn()
+			}
+			best = min(best, time.Since(start))
+		}
+		return float64(best.Nanoseconds()) / n
+	}
+	for s := range NumShapes {
+		frame := SampleFrame(s)
+		miss := SampleFrame((s + 1) % NumShapes)
+		slow := timeIt(func() { DissectFrame(&k, frame, DefaultFlags) })
+		fast := timeIt(func() { runFast(s, &k, frame) })
+		costs[s] = Cost{Saving: slow - fast, Miss: timeIt(func() { runFast(s, &k, miss) })}
+	}
+	return costs
+}
+
+// String renders a gate state for the counters table.
+func (g GateState) String() string {
+	state := "closed"
+	if g.Open {
+		state = "open"
+	}
+	return fmt.Sprintf("%s p=%.3f p_be=%.3f flips=%d", state, g.Share, g.BreakEven, g.Flips)
+}

@@ -1,0 +1,290 @@
+package dissect
+
+import (
+	"encoding/binary"
+	"fmt"
+	"strings"
+)
+
+// Shape is a packet shape that has a fast path.
+type Shape uint8
+
+// The shapes, in the order the dispatcher tries their gates: most traffic is
+// plain eth_ip, which is then tried first.
+const (
+	ShapeEthIP Shape = iota // Ethernet + IPv4/IPv6 + TCP/UDP (or an IPv6 flow-label stop)
+	ShapeVLAN               // one 802.1Q/802.1AD tag + IP + TCP/UDP
+	ShapeQinQ               // two tags + IP + TCP/UDP
+	ShapePPPoE              // PPPoE session + IPv4/IPv6 + TCP/UDP
+	ShapeMPLS               // MPLS (the default dissector stops at the first label)
+	ShapeIPIP               // IPIP, 4in6, 6in4, 6in6 chains + TCP/UDP
+	ShapeGRE                // GRE v0 (checksum, key, sequence) + IP + TCP/UDP
+	NumShapes
+)
+
+var shapeNames = [NumShapes]string{"eth_ip", "vlan", "qinq", "pppoe", "mpls", "ipip", "gre"}
+
+func (s Shape) String() string {
+	if s < NumShapes {
+		return shapeNames[s]
+	}
+	return fmt.Sprintf("shape(%d)", uint8(s))
+}
+
+// ParseShape is the inverse of Shape.String.
+func ParseShape(name string) (Shape, error) {
+	for i, n := range shapeNames {
+		if n == name {
+			return Shape(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown shape %q (want one of %s)", name, strings.Join(shapeNames[:], ", "))
+}
+
+// Gates is the set of shapes whose fast path may run: one bit per Shape.
+type Gates uint16
+
+// Gate sets.
+const (
+	NoGates  Gates = 0
+	AllGates Gates = 1<<NumShapes - 1
+)
+
+// Has reports whether s's gate is open.
+func (g Gates) Has(s Shape) bool { return g&(1<<s) != 0 }
+
+// With returns g with s's gate open.
+func (g Gates) With(s Shape) Gates { return g | 1<<s }
+
+// Without returns g with s's gate closed.
+func (g Gates) Without(s Shape) Gates { return g &^ (1 << s) }
+
+// String is "all", "none" or a comma-separated list, as ParseGates takes.
+func (g Gates) String() string {
+	switch g & AllGates {
+	case AllGates:
+		return "all"
+	case NoGates:
+		return "none"
+	}
+	var names []string
+	for s := range NumShapes {
+		if g.Has(s) {
+			names = append(names, s.String())
+		}
+	}
+	return strings.Join(names, ",")
+}
+
+// ParseGates reads "all", "none" or a comma-separated list of shape names.
+func ParseGates(s string) (Gates, error) {
+	switch s {
+	case "all":
+		return AllGates, nil
+	case "none", "":
+		return NoGates, nil
+	}
+	var g Gates
+	for name := range strings.SplitSeq(s, ",") {
+		sh, err := ParseShape(strings.TrimSpace(name))
+		if err != nil {
+			return 0, fmt.Errorf("parse gates %q: %w", s, err)
+		}
+		g = g.With(sh)
+	}
+	return g, nil
+}
+
+// Path says which code produced a frame's keys: the slow path, or the fast path
+// of one shape. The zero value is the slow path.
+type Path uint8
+
+// PathSlow is the generic dissector.
+const PathSlow Path = 0
+
+// FastPath is the Path of s's fast path.
+func FastPath(s Shape) Path { return Path(s) + 1 }
+
+// Shape is the fast path's shape; false for the slow path.
+func (p Path) Shape() (Shape, bool) { return Shape(p - 1), p != PathSlow }
+
+// String is "slow" or "fast:SHAPE".
+func (p Path) String() string {
+	if s, ok := p.Shape(); ok {
+		return "fast:" + s.String()
+	}
+	return "slow"
+}
+
+// ShapeCounters count what happened to frames at one shape's gate.
+type ShapeCounters struct {
+	Fast     uint64 // frames this shape's fast path dissected
+	Declined uint64 // attempts this fast path declined (a frame of another shape, or one it does not cover)
+	Slow     uint64 // frames of this shape (by their outer headers) that ran the slow path
+}
+
+// Counters are a Dissector's per-shape counters, in the spirit of the kernel
+// proposal's /proc/net/flow_dissector_stats. Slow[shape] + Other is the number of
+// slow-path runs.
+type Counters struct {
+	Shape [NumShapes]ShapeCounters
+	Other uint64 // slow-path runs for frames of no fast-path shape
+	Flips uint64 // gate changes made by auto mode
+}
+
+// Add adds c2 into c, to total the counters of several workers.
+func (c *Counters) Add(c2 *Counters) {
+	for i := range c.Shape {
+		c.Shape[i].Fast += c2.Shape[i].Fast
+		c.Shape[i].Declined += c2.Shape[i].Declined
+		c.Shape[i].Slow += c2.Shape[i].Slow
+	}
+	c.Other += c2.Other
+	c.Flips += c2.Flips
+}
+
+// Dissector is one worker's dissector: the fast paths behind their gates, the slow
+// path behind them, and the counters. It is not safe for concurrent use: give each
+// worker its own, so the counters need no atomics.
+type Dissector struct {
+	flags    Flags
+	eligible bool // the fast paths are written for DefaultFlags only
+	gates    Gates
+	counters Counters
+	auto     *Auto // nil unless the gates are chosen from the traffic
+}
+
+// NewDissector returns a dissector with the given flags and gates.
+func NewDissector(flags Flags, gates Gates) *Dissector {
+	return &Dissector{flags: flags, eligible: flags == DefaultFlags, gates: gates & AllGates}
+}
+
+// Gates returns the gates open now.
+func (d *Dissector) Gates() Gates { return d.gates }
+
+// SetGates opens exactly the gates in g. It does not change a single key byte of
+// any later frame, only which code computes it.
+func (d *Dissector) SetGates(g Gates) { d.gates = g & AllGates }
+
+// Counters returns a copy of the counters.
+func (d *Dissector) Counters() Counters { return d.counters }
+
+// DissectFrame dissects a whole Ethernet frame like the package's DissectFrame,
+// through the first open fast path that covers it, else the slow path, and says
+// which one produced the keys.
+func (d *Dissector) DissectFrame(keys *FlowKeys, frame []byte) (bool, Path) {
+	if d.auto != nil {
+		d.auto.tick(d)
+	}
+	if g := d.gates; g != 0 && d.eligible && len(frame) >= EthernetHdrLen {
+		if p, ok := d.tryFast(g, keys, frame); ok {
+			return true, p
+		}
+	}
+	s, known := ClassifyFrame(frame)
+	if known {
+		d.counters.Shape[s].Slow++
+		if d.auto != nil {
+			d.auto.probe(s, frame)
+		}
+	} else {
+		d.counters.Other++
+	}
+	return DissectFrame(keys, frame, d.flags), PathSlow
+}
+
+// tryFast runs the open fast paths in Shape order until one accepts.
+func (d *Dissector) tryFast(g Gates, keys *FlowKeys, frame []byte) (Path, bool) {
+	c := &d.counters.Shape
+	if g.Has(ShapeEthIP) {
+		if fastEthIP(keys, frame) {
+			c[ShapeEthIP].Fast++
+			return FastPath(ShapeEthIP), true
+		}
+		c[ShapeEthIP].Declined++
+	}
+	if g&^(1<<ShapeEthIP) == 0 {
+		return PathSlow, false
+	}
+	for s := ShapeVLAN; s < NumShapes; s++ {
+		if !g.Has(s) {
+			continue
+		}
+		if runFast(s, keys, frame) {
+			c[s].Fast++
+			return FastPath(s), true
+		}
+		c[s].Declined++
+	}
+	return PathSlow, false
+}
+
+// runFast runs s's fast path.
+func runFast(s Shape, keys *FlowKeys, frame []byte) bool {
+	switch s {
+	case ShapeEthIP:
+		return fastEthIP(keys, frame)
+	case ShapeVLAN:
+		return fastVLAN(keys, frame)
+	case ShapeQinQ:
+		return fastQinQ(keys, frame)
+	case ShapePPPoE:
+		return fastPPPoE(keys, frame)
+	case ShapeMPLS:
+		return fastMPLS(keys, frame)
+	case ShapeIPIP:
+		return fastTunnel(keys, frame, ipProtoIPIP)
+	case ShapeGRE:
+		return fastTunnel(keys, frame, ipProtoGRE)
+	}
+	return false
+}
+
+// FastDissect runs only s's fast path over a whole Ethernet frame: true with the
+// keys written, or false (a decline; the keys are then undefined). It is for
+// tests and benchmarks that hold a fast path to its contract.
+func FastDissect(s Shape, keys *FlowKeys, frame []byte) bool {
+	return len(frame) >= EthernetHdrLen && runFast(s, keys, frame)
+}
+
+// ClassifyFrame names the shape of a frame by its outer headers alone (ethertype,
+// tags, the outer IP protocol), as the counters attribute slow-path runs; false
+// for a frame of no fast-path shape. A frame of a shape may still be one its fast
+// path declines (IP options, fragments, extension headers, ...).
+func ClassifyFrame(f []byte) (Shape, bool) {
+	if len(f) < EthernetHdrLen {
+		return 0, false
+	}
+	switch binary.BigEndian.Uint16(f[12:]) {
+	case EtherTypeIPv4:
+		if len(f) < EthernetHdrLen+ipv4MinHdrLen {
+			return ShapeEthIP, true
+		}
+		return ipShape(f[EthernetHdrLen+ipv4Protocol])
+	case EtherTypeIPv6:
+		if len(f) < EthernetHdrLen+ipv6HdrLen {
+			return ShapeEthIP, true
+		}
+		return ipShape(f[EthernetHdrLen+ipv6NextHeader])
+	case EtherTypeVLAN, EtherTypeQinQ:
+		if len(f) >= EthernetHdrLen+vlanHdrLen && isVLANType(binary.BigEndian.Uint16(f[16:])) {
+			return ShapeQinQ, true
+		}
+		return ShapeVLAN, true
+	case EtherTypePPPoES:
+		return ShapePPPoE, true
+	case EtherTypeMPLSUC, EtherTypeMPLSMC:
+		return ShapeMPLS, true
+	}
+	return 0, false
+}
+
+func ipShape(ipProto uint8) (Shape, bool) {
+	switch ipProto {
+	case ipProtoIPIP, ipProtoIPv6:
+		return ShapeIPIP, true
+	case ipProtoGRE:
+		return ShapeGRE, true
+	}
+	return ShapeEthIP, true
+}

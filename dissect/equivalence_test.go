@@ -1,0 +1,273 @@
+package dissect_test
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/xdphash/xdphash/corpus"
+	"github.com/xdphash/xdphash/dissect"
+)
+
+// The equivalence suite: the fast paths' contract, enforced. For any frame, a fast
+// path either writes exactly the keys and result of the slow path, or declines.
+
+// checkContract runs every fast path over frame and compares each acceptance with
+// the slow path. It returns the shapes that accepted.
+func checkContract(tb testing.TB, name string, frame []byte) (accepted []dissect.Shape) {
+	tb.Helper()
+	var slow dissect.FlowKeys
+	slowOK := dissect.DissectFrame(&slow, frame, dissect.DefaultFlags)
+	for s := range dissect.NumShapes {
+		var fast dissect.FlowKeys
+		if !dissect.FastDissect(s, &fast, frame) {
+			continue
+		}
+		accepted = append(accepted, s)
+		if !slowOK || fast != slow {
+			tb.Errorf("%s: fast path %v broke the contract on frame %x\n slow ok=%v keys %x\n fast ok=true  keys %x",
+				name, s, frame, slowOK, slow[:], fast[:])
+		}
+	}
+	if len(accepted) > 1 {
+		tb.Errorf("%s: several fast paths (%v) accept frame %x; shapes must not overlap", name, accepted, frame)
+	}
+	return accepted
+}
+
+// interestingBytes are the values a single-byte mutation tries: the edges, and the
+// values that switch the dissector's branches (IHL, ethertypes, protocols, GRE
+// flags).
+var interestingBytes = []byte{0x00, 0x01, 0x02, 0x04, 0x06, 0x08, 0x11, 0x20, 0x21, 0x29, 0x2c, 0x2f, 0x3a, 0x40, 0x44, 0x45, 0x46, 0x4f, 0x57, 0x60, 0x80, 0x81, 0x86, 0x88, 0x89, 0xa8, 0xb0, 0xdd, 0xfe, 0xff}
+
+// TestFastPathEquivalence holds every fast path to the contract over each
+// shape's sample frame, every single-byte mutation of it from interestingBytes,
+// and every truncation of each of those.
+func TestFastPathEquivalence(t *testing.T) {
+	hits := map[dissect.Shape]int{}
+	for s := range dissect.NumShapes {
+		base := dissect.SampleFrame(s)
+		if got := checkContract(t, s.String(), base); len(got) != 1 || got[0] != s {
+			t.Errorf("%v: its sample frame was accepted by %v, want by %v alone", s, got, s)
+		}
+		for i := range base {
+			for _, v := range interestingBytes {
+				f := dissect.SampleFrame(s)
+				if f[i] == v {
+					continue
+				}
+				f[i] = v
+				for _, a := range checkContract(t, fmt.Sprintf("%v byte %d = %#x", s, i, v), f) {
+					hits[a]++
+				}
+			}
+		}
+		for n := range len(base) {
+			checkContract(t, fmt.Sprintf("%v truncated to %d", s, n), base[:n])
+		}
+	}
+	for s := range dissect.NumShapes {
+		if hits[s] == 0 {
+			t.Errorf("no mutated frame exercised the %v fast path", s)
+		}
+	}
+}
+
+// TestFastPathEquivalenceCorpus runs the contract over the oracle corpus (every
+// shape the slow path knows, their mutation families and truncations) and over
+// every truncation of every corpus frame.
+func TestFastPathEquivalenceCorpus(t *testing.T) {
+	frames := corpus.Build()
+	accepted := 0
+	for _, f := range frames {
+		if len(checkContract(t, f.Name, f.Data)) > 0 {
+			accepted++
+		}
+		for n := range len(f.Data) {
+			checkContract(t, fmt.Sprintf("%s cut to %d", f.Name, n), f.Data[:n])
+		}
+	}
+	t.Logf("%d corpus frames, %d taken by a fast path", len(frames), accepted)
+	if accepted == 0 {
+		t.Fatal("no corpus frame reached a fast path")
+	}
+}
+
+// nestedChain builds Ethernet + IPv4 + depth tunnel layers (alternating IPIP and
+// GRE with a key) + TCP with the given source port.
+func nestedChain(depth int, sport uint16) []byte {
+	ipv4 := func(proto byte) []byte {
+		return []byte{0x45, 0, 0, 0, 0, 0, 0, 0, 64, proto, 0, 0, 198, 18, byte(depth), 1, 198, 19, 0, 2}
+	}
+	f := []byte{0x02, 0, 0, 0, 0, 2, 0x02, 0, 0, 0, 0, 1, 0x08, 0x00}
+	for i := range depth {
+		if i%2 == 0 {
+			f = append(f, ipv4(4)...) // next layer: IPv4 in IPv4
+			continue
+		}
+		f = append(f, ipv4(47)...)
+		f = append(f, 0x20, 0x00, 0x08, 0x00, 0, 0, 0, byte(i)) // GRE, key
+	}
+	f = append(f, ipv4(6)...)
+	return binary.BigEndian.AppendUint16(f, sport) // the first half of a TCP header is enough
+}
+
+// TestNestedChainsAroundTheBound checks that the tunnel fast paths and the slow
+// path agree on chains around MaxReDispatch, and that past it the fast path has
+// declined (the slow path decides the bound).
+func TestNestedChainsAroundTheBound(t *testing.T) {
+	for depth := 1; depth <= dissect.MaxReDispatch+3; depth++ {
+		f := append(nestedChain(depth, 1025), 0, 80)
+		accepted := checkContract(t, fmt.Sprintf("depth %d", depth), f)
+		if depth < dissect.MaxReDispatch && len(accepted) != 1 {
+			t.Errorf("depth %d: accepted by %v, want the ipip fast path", depth, accepted)
+		}
+		if depth >= dissect.MaxReDispatch && len(accepted) != 0 {
+			t.Errorf("depth %d: accepted by %v past the bound, want a decline", depth, accepted)
+		}
+	}
+}
+
+// TestGatesOff checks through the counters that a closed gate's fast path never
+// runs, and that the keys are the same whichever gates are open.
+func TestGatesOff(t *testing.T) {
+	for s := range dissect.NumShapes {
+		d := dissect.NewDissector(dissect.DefaultFlags, dissect.AllGates.Without(s))
+		var k, want dissect.FlowKeys
+		f := dissect.SampleFrame(s)
+		ok, path := d.DissectFrame(&k, f)
+		wantOK := dissect.DissectFrame(&want, f, dissect.DefaultFlags)
+		c := d.Counters()
+		if path != dissect.PathSlow || c.Shape[s].Fast != 0 || c.Shape[s].Declined != 0 || c.Shape[s].Slow != 1 {
+			t.Errorf("gate %v closed: path %v, counters %+v; want the slow path, counted as slow", s, path, c.Shape[s])
+		}
+		if ok != wantOK || k != want {
+			t.Errorf("gate %v closed: keys differ from the slow path", s)
+		}
+		d.SetGates(dissect.NoGates.With(s))
+		if _, path := d.DissectFrame(&k, f); path != dissect.FastPath(s) {
+			t.Errorf("gate %v open: path %v, want %v", s, path, dissect.FastPath(s))
+		}
+	}
+}
+
+func TestIneligibleFlagsTakeTheSlowPath(t *testing.T) {
+	for _, flags := range []dissect.Flags{0, dissect.FlagParse1stFrag | dissect.FlagStopAtFlowLabel, dissect.FlagStopAtEncap} {
+		d := dissect.NewDissector(flags, dissect.AllGates)
+		for s := range dissect.NumShapes {
+			var k dissect.FlowKeys
+			if _, path := d.DissectFrame(&k, dissect.SampleFrame(s)); path != dissect.PathSlow {
+				t.Errorf("flags %#x, %v: path %v, want slow", flags, s, path)
+			}
+		}
+		if c := d.Counters(); c.Shape[dissect.ShapeEthIP].Declined != 0 {
+			t.Errorf("flags %#x: a fast path was attempted: %+v", flags, c)
+		}
+	}
+}
+
+// mixStream is n frames of which a share is the sample of shape s and the rest a
+// frame only the slow path handles (IPv4 with options).
+func mixStream(rng *rand.Rand, s dissect.Shape, share float64, n int) [][]byte {
+	other := dissect.SampleFrame(dissect.ShapeEthIP)
+	other[14] = 0x46 // IHL 6: the eth_ip fast path declines options
+	other = append(other[:34], append([]byte{1, 1, 1, 1}, other[34:]...)...)
+	out := make([][]byte, n)
+	for i := range out {
+		if rng.Float64() < share {
+			out[i] = dissect.SampleFrame(s)
+		} else {
+			out[i] = other
+		}
+	}
+	return out
+}
+
+// TestAutoGates checks that auto mode opens a gate where its shape is common,
+// closes it where it is rare, and never changes a key byte while flipping.
+func TestAutoGates(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	cfg := dissect.AutoConfig{Window: 1000, MinDwell: 2}
+	for _, s := range []dissect.Shape{dissect.ShapeEthIP, dissect.ShapeVLAN, dissect.ShapeGRE} {
+		d := dissect.NewDissector(dissect.DefaultFlags, dissect.NoGates)
+		d.EnableAuto(cfg)
+		phases := []struct {
+			share float64
+			open  bool
+		}{{0.9, true}, {0.001, false}, {0.5, true}}
+		for _, ph := range phases {
+			for _, f := range mixStream(rng, s, ph.share, 20000) {
+				var k, want dissect.FlowKeys
+				ok, _ := d.DissectFrame(&k, f)
+				if wantOK := dissect.DissectFrame(&want, f, dissect.DefaultFlags); ok != wantOK || k != want {
+					t.Fatalf("%v: auto mode changed the keys of %x", s, f)
+				}
+			}
+			st, _ := d.AutoState()
+			if d.Gates().Has(s) != ph.open || st[s].Open != ph.open {
+				t.Errorf("%v at share %.3f: gate open=%v, want %v (%v)", s, ph.share, d.Gates().Has(s), ph.open, st[s])
+			}
+		}
+		if c := d.Counters(); c.Flips < 3 {
+			t.Errorf("%v: %d flips recorded, want at least 3", s, c.Flips)
+		}
+	}
+}
+
+func TestParseGates(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    dissect.Gates
+		wantErr bool
+	}{
+		{"all", dissect.AllGates, false},
+		{"none", dissect.NoGates, false},
+		{"eth_ip,vlan", dissect.NoGates.With(dissect.ShapeEthIP).With(dissect.ShapeVLAN), false},
+		{"gre", dissect.NoGates.With(dissect.ShapeGRE), false},
+		{"eth_ip,bogus", 0, true},
+	}
+	for _, tc := range tests {
+		got, err := dissect.ParseGates(tc.in)
+		if (err != nil) != tc.wantErr || got != tc.want {
+			t.Errorf("ParseGates(%q) = %v, %v; want %v, error %v", tc.in, got, err, tc.want, tc.wantErr)
+		}
+		if err == nil {
+			if back, _ := dissect.ParseGates(got.String()); back != got {
+				t.Errorf("%q does not round-trip: %q", tc.in, got.String())
+			}
+		}
+	}
+}
+
+func TestDissectorAllocations(t *testing.T) {
+	d := dissect.NewDissector(dissect.DefaultFlags, dissect.AllGates)
+	d.EnableAuto(dissect.AutoConfig{Window: 100})
+	frames := make([][]byte, dissect.NumShapes)
+	for s := range dissect.NumShapes {
+		frames[s] = dissect.SampleFrame(s)
+	}
+	var k dissect.FlowKeys
+	if n := testing.AllocsPerRun(1000, func() {
+		for _, f := range frames {
+			d.DissectFrame(&k, f)
+		}
+	}); n != 0 {
+		t.Errorf("Dissector allocates %v times per round, want 0", n)
+	}
+}
+
+// FuzzFastSlow is the differential fuzzer of the contract: on arbitrary input,
+// every fast path that accepts must produce the slow path's keys and result.
+func FuzzFastSlow(f *testing.F) {
+	for s := range dissect.NumShapes {
+		f.Add(dissect.SampleFrame(s))
+	}
+	for _, fr := range corpus.Bases() {
+		f.Add(fr.Data)
+	}
+	f.Add(nestedChain(dissect.MaxReDispatch, 1))
+	f.Fuzz(func(t *testing.T, frame []byte) {
+		checkContract(t, "fuzz", frame)
+	})
+}

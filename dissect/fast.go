@@ -1,0 +1,292 @@
+package dissect
+
+import "encoding/binary"
+
+// The fast paths: one straight-line function per packet shape. Each checks the
+// whole shape's length once, reslices, and writes the keys with constant offsets,
+// so the compiler drops the per-field bounds checks. The contract, enforced by the
+// equivalence suite and the differential fuzzer: for any frame, a fast path either
+// writes exactly the 80 key bytes the slow path writes and returns true (every
+// shape they cover ends as a success), or returns false, and the caller runs the
+// slow path, which starts from zeroed keys, so a decline may leave keys half
+// written.
+//
+// They are written for the default flags (FLOW_DISSECTOR_F_STOP_AT_FLOW_LABEL
+// alone); Dissector sends any other flag set to the slow path.
+
+// Key bytes 8..11 (n_proto in network order, ip_proto, padding) as one
+// little-endian word.
+func basicWord(nProto uint16, ipProto uint8) uint32 {
+	return uint32(nProto>>8) | uint32(nProto&0xff)<<8 | uint32(ipProto)<<16
+}
+
+// putControl writes key bytes 0..7: thoff, addr_type and the control flags.
+func putControl(keys *FlowKeys, thoff int, addrType AddrType, ctl ControlFlags) {
+	binary.LittleEndian.PutUint64(keys[OffTHoff:], uint64(uint16(thoff))|uint64(addrType)<<16|uint64(ctl)<<32)
+}
+
+// fastIPv4L4 writes the keys of an IPv4 header without options or fragmentation at
+// off, followed by at least the 4 port bytes of TCP or UDP. It is the tail every
+// non-tunnel shape shares. It zeroes the keys only once the shape is known to
+// match, so a decline costs only the checks; a caller writes its outer keys (a
+// VLAN tag) after it returns true.
+func fastIPv4L4(keys *FlowKeys, f []byte, off int, ctl ControlFlags) bool {
+	if off > len(f)-(ipv4MinHdrLen+portsLen) {
+		return false
+	}
+	b := f[off : off+ipv4MinHdrLen+portsLen]
+	p := b[ipv4Protocol]
+	if b[ipv4VerIHL]&0x0f != 5 || binary.BigEndian.Uint16(b[ipv4FragOff:])&(ipv4MoreFrags|ipv4OffsetMsk) != 0 ||
+		(p != ipProtoTCP && p != ipProtoUDP) {
+		return false
+	}
+	*keys = FlowKeys{}
+	putControl(keys, off+ipv4MinHdrLen, AddrIPv4, ctl)
+	binary.LittleEndian.PutUint32(keys[OffNProto:], basicWord(EtherTypeIPv4, p))
+	copy(keys[OffPorts:OffPorts+4], b[20:24])
+	copy(keys[OffIPv4Src:OffIPv4Src+8], b[ipv4SrcAddr:ipv4SrcAddr+8])
+	return true
+}
+
+// fastIPv6L4 writes the keys of an IPv6 header at off followed by TCP or UDP, or,
+// for a non-zero flow label, the keys of the label stop (the default flags stop
+// there, whatever follows). Like fastIPv4L4 it zeroes the keys once it matches.
+func fastIPv6L4(keys *FlowKeys, f []byte, off int, ctl ControlFlags) bool {
+	if off > len(f)-ipv6HdrLen {
+		return false
+	}
+	b := f[off : off+ipv6HdrLen]
+	next := b[ipv6NextHeader]
+	label := binary.BigEndian.Uint32(b) & ipv6LabelMask
+	if label == 0 {
+		if off > len(f)-(ipv6HdrLen+portsLen) || (next != ipProtoTCP && next != ipProtoUDP) {
+			return false
+		}
+	}
+	*keys = FlowKeys{}
+	if label == 0 {
+		copy(keys[OffPorts:OffPorts+4], f[off+ipv6HdrLen:off+ipv6HdrLen+portsLen])
+	}
+	putControl(keys, off+ipv6HdrLen, AddrIPv6, ctl)
+	binary.LittleEndian.PutUint32(keys[OffNProto:], basicWord(EtherTypeIPv6, next))
+	binary.LittleEndian.PutUint32(keys[OffFlowLabel:], label)
+	copy(keys[OffIPv6Src:OffIPv6Src+32], b[ipv6SrcAddr:ipv6SrcAddr+32])
+	return true
+}
+
+// fastIPL4 is fastIPv4L4 or fastIPv6L4 by ethertype.
+func fastIPL4(keys *FlowKeys, f []byte, proto uint16, off int) bool {
+	switch proto {
+	case EtherTypeIPv4:
+		return fastIPv4L4(keys, f, off, 0)
+	case EtherTypeIPv6:
+		return fastIPv6L4(keys, f, off, 0)
+	}
+	return false
+}
+
+// fastEthIP is the eth_ip shape: Ethernet, IPv4 or IPv6, TCP or UDP (or an IPv6
+// flow-label stop). Its IPv4 branch is fastIPv4L4 written out at constant offsets:
+// the call and the variable offset cost a third of its time (measured 6.4 ns
+// against 4.x ns per frame).
+func fastEthIP(keys *FlowKeys, f []byte) bool {
+	const (
+		ip    = EthernetHdrLen
+		ports = ip + ipv4MinHdrLen
+	)
+	if len(f) < ports+portsLen {
+		return false
+	}
+	switch binary.BigEndian.Uint16(f[12:]) {
+	case EtherTypeIPv4:
+		b := f[ip : ports+portsLen]
+		p := b[ipv4Protocol]
+		if b[ipv4VerIHL]&0x0f != 5 || binary.BigEndian.Uint16(b[ipv4FragOff:])&(ipv4MoreFrags|ipv4OffsetMsk) != 0 ||
+			(p != ipProtoTCP && p != ipProtoUDP) {
+			return false
+		}
+		*keys = FlowKeys{}
+		putControl(keys, ports, AddrIPv4, 0)
+		binary.LittleEndian.PutUint32(keys[OffNProto:], basicWord(EtherTypeIPv4, p))
+		copy(keys[OffPorts:OffPorts+4], b[20:24])
+		copy(keys[OffIPv4Src:OffIPv4Src+8], b[ipv4SrcAddr:ipv4SrcAddr+8])
+		return true
+	case EtherTypeIPv6:
+		return fastIPv6L4(keys, f, ip, 0)
+	}
+	return false
+}
+
+// putVLAN writes the VLAN key of a tag (TPID at tag[0:2], TCI, inner type).
+func putVLAN(keys *FlowKeys, tag []byte) {
+	tci := binary.BigEndian.Uint16(tag[2:]) &^ vlanDEIBit
+	binary.LittleEndian.PutUint16(keys[OffVLANTCI:], tci)
+	copy(keys[OffVLANTPID:OffVLANTPID+4], tag[0:2])
+	copy(keys[OffVLANEthType:OffVLANEthType+2], tag[4:6])
+}
+
+func isVLANType(t uint16) bool { return t == EtherTypeVLAN || t == EtherTypeQinQ }
+
+// fastVLAN is the vlan shape: one 802.1Q or 802.1AD tag, then IP and TCP/UDP.
+func fastVLAN(keys *FlowKeys, f []byte) bool {
+	if len(f) < EthernetHdrLen+vlanHdrLen || !isVLANType(binary.BigEndian.Uint16(f[12:])) {
+		return false
+	}
+	if !fastIPL4(keys, f, binary.BigEndian.Uint16(f[16:]), EthernetHdrLen+vlanHdrLen) {
+		return false
+	}
+	putVLAN(keys, f[12:18])
+	return true
+}
+
+// fastQinQ is the qinq shape: two tags (only the outer one is stored), then IP and
+// TCP/UDP.
+func fastQinQ(keys *FlowKeys, f []byte) bool {
+	if len(f) < EthernetHdrLen+2*vlanHdrLen || !isVLANType(binary.BigEndian.Uint16(f[12:])) ||
+		!isVLANType(binary.BigEndian.Uint16(f[16:])) {
+		return false
+	}
+	if !fastIPL4(keys, f, binary.BigEndian.Uint16(f[20:]), EthernetHdrLen+2*vlanHdrLen) {
+		return false
+	}
+	putVLAN(keys, f[12:18])
+	return true
+}
+
+// fastPPPoE is the pppoe shape: a valid PPPoE session header carrying IPv4 or
+// IPv6, then TCP/UDP.
+func fastPPPoE(keys *FlowKeys, f []byte) bool {
+	const off = EthernetHdrLen + pppoeSesHdrLen
+	if len(f) < off || binary.BigEndian.Uint16(f[12:]) != EtherTypePPPoES {
+		return false
+	}
+	h := pppoeSession(f[EthernetHdrLen:off])
+	if !h.Valid() {
+		return false
+	}
+	switch h.Protocol() {
+	case pppProtoIPv4:
+		return fastIPv4L4(keys, f, off, 0)
+	case pppProtoIPv6:
+		return fastIPv6L4(keys, f, off, 0)
+	}
+	return false
+}
+
+// fastMPLS is the mpls shape: flow_keys_dissector uses no MPLS key, so the slow
+// path steps over one label and stops, whatever follows.
+func fastMPLS(keys *FlowKeys, f []byte) bool {
+	const thoff = EthernetHdrLen + mplsLabelLen
+	t := binary.BigEndian.Uint16(f[12:])
+	if (t != EtherTypeMPLSUC && t != EtherTypeMPLSMC) || len(f) < thoff {
+		return false
+	}
+	*keys = FlowKeys{}
+	putControl(keys, thoff, AddrNone, 0)
+	binary.LittleEndian.PutUint32(keys[OffNProto:], basicWord(t, 0))
+	return true
+}
+
+// fastTunnel is the ipip and gre shapes: Ethernet, then a chain of IPv4/IPv6
+// headers joined by IP-in-IP (4, 41) or GRE version 0 (with optional checksum, key
+// and sequence; no routing, TEB or other flags), ending in TCP or UDP. It
+// descends in a loop that counts re-dispatches like the slow path and declines at
+// MaxReDispatch, so the slow path decides what the bound does, at the same depth.
+// A shape must start with the tunnel it is named after (first == ipProtoIPIP for
+// both 4 and 41, or ipProtoGRE).
+func fastTunnel(keys *FlowKeys, f []byte, first uint8) bool {
+	proto := binary.BigEndian.Uint16(f[12:])
+	// Decline other shapes before touching the keys: the outer IP protocol.
+	switch {
+	case proto == EtherTypeIPv4 && len(f) >= EthernetHdrLen+ipv4MinHdrLen:
+		if p := f[EthernetHdrLen+ipv4Protocol]; p != first && !(first == ipProtoIPIP && p == ipProtoIPv6) {
+			return false
+		}
+	case proto == EtherTypeIPv6 && len(f) >= EthernetHdrLen+ipv6HdrLen:
+		if p := f[EthernetHdrLen+ipv6NextHeader]; p != first && !(first == ipProtoIPIP && p == ipProtoIPv6) {
+			return false
+		}
+	default:
+		return false
+	}
+	off := EthernetHdrLen
+	var ctl ControlFlags
+	*keys = FlowKeys{}
+	for depth := 0; ; depth++ {
+		var ipProto uint8
+		switch proto {
+		case EtherTypeIPv4:
+			if off > len(f)-ipv4MinHdrLen {
+				return false
+			}
+			b := f[off : off+ipv4MinHdrLen]
+			if b[ipv4VerIHL]&0x0f != 5 || binary.BigEndian.Uint16(b[ipv4FragOff:])&(ipv4MoreFrags|ipv4OffsetMsk) != 0 {
+				return false
+			}
+			ipProto = b[ipv4Protocol]
+			copy(keys[OffIPv4Src:OffIPv4Src+8], b[ipv4SrcAddr:ipv4SrcAddr+8])
+			binary.LittleEndian.PutUint16(keys[OffAddrType:], uint16(AddrIPv4))
+			off += ipv4MinHdrLen
+		case EtherTypeIPv6:
+			if off > len(f)-ipv6HdrLen {
+				return false
+			}
+			b := f[off : off+ipv6HdrLen]
+			if binary.BigEndian.Uint32(b)&ipv6LabelMask != 0 {
+				return false
+			}
+			ipProto = b[ipv6NextHeader]
+			copy(keys[OffIPv6Src:OffIPv6Src+32], b[ipv6SrcAddr:ipv6SrcAddr+32])
+			binary.LittleEndian.PutUint16(keys[OffAddrType:], uint16(AddrIPv6))
+			off += ipv6HdrLen
+		default:
+			return false
+		}
+		switch ipProto {
+		case ipProtoTCP, ipProtoUDP:
+			if off > len(f)-portsLen {
+				return false
+			}
+			copy(keys[OffPorts:OffPorts+4], f[off:off+portsLen])
+			binary.LittleEndian.PutUint16(keys[OffTHoff:], uint16(off))
+			binary.LittleEndian.PutUint32(keys[OffFlags:], uint32(ctl))
+			binary.LittleEndian.PutUint32(keys[OffNProto:], basicWord(proto, ipProto))
+			return true
+		case ipProtoIPIP:
+			proto = EtherTypeIPv4
+		case ipProtoIPv6:
+			proto = EtherTypeIPv6
+		case ipProtoGRE:
+			if off > len(f)-greBaseHdrLen {
+				return false
+			}
+			h := greHeader(f[off : off+greBaseHdrLen])
+			fv := h.FlagsVersion()
+			if fv&^(greChecksum|greKey|greSeq) != 0 {
+				return false // routing, version 1+, ack, recursion or reserved bits
+			}
+			proto = h.Protocol()
+			n := greBaseHdrLen
+			if fv&greChecksum != 0 {
+				n += 4
+			}
+			if fv&greKey != 0 {
+				if off+n > len(f)-4 {
+					return false
+				}
+				copy(keys[OffKeyID:OffKeyID+4], f[off+n:off+n+4])
+				n += 4
+			}
+			if fv&greSeq != 0 {
+				n += 4
+			}
+			off += n
+		default:
+			return false
+		}
+		ctl |= FlagEncapsulation
+		if depth+1 >= MaxReDispatch {
+			return false
+		}
+	}
+}

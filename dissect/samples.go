@@ -1,0 +1,39 @@
+package dissect
+
+// sampleFrames holds one frame per shape that its fast path accepts: the frames
+// auto mode calibrates with, and the benchmarks' and tests' representatives.
+// Addresses from 198.18.0.0/15 and 2001:db8::/32, locally administered MACs, TCP
+// 1025 -> 80.
+var sampleFrames = func() [NumShapes][]byte {
+	eth := func(etype uint16) []byte {
+		return []byte{0x02, 0, 0, 0, 0, 0x02, 0x02, 0, 0, 0, 0, 0x01, byte(etype >> 8), byte(etype)}
+	}
+	// ipv4 is a header whose total length covers payload bytes after it.
+	ipv4 := func(proto byte, payload int) []byte {
+		n := 20 + payload
+		return []byte{0x45, 0, byte(n >> 8), byte(n), 0, 1, 0x40, 0, 64, proto, 0, 0, 198, 18, 0, 1, 198, 18, 0, 2}
+	}
+	tcp := []byte{0x04, 0x01, 0x00, 0x50, 0, 0, 0, 1, 0, 0, 0, 0, 0x50, 0x10, 0xff, 0xff, 0, 0, 0, 0}
+	cat := func(parts ...[]byte) []byte {
+		var b []byte
+		for _, p := range parts {
+			b = append(b, p...)
+		}
+		return b
+	}
+	return [NumShapes][]byte{
+		ShapeEthIP: cat(eth(0x0800), ipv4(6, 20), tcp),
+		ShapeVLAN:  cat(eth(0x8100), []byte{0x00, 0x64, 0x08, 0x00}, ipv4(6, 20), tcp),
+		ShapeQinQ:  cat(eth(0x88a8), []byte{0x00, 0x0a, 0x81, 0x00}, []byte{0x00, 0x64, 0x08, 0x00}, ipv4(6, 20), tcp),
+		ShapePPPoE: cat(eth(0x8864), []byte{0x11, 0, 0x12, 0x34, 0, 42, 0x00, 0x21}, ipv4(6, 20), tcp),
+		ShapeMPLS:  cat(eth(0x8847), []byte{0x00, 0x06, 0x41, 0x40}, ipv4(6, 20), tcp),
+		ShapeIPIP:  cat(eth(0x0800), ipv4(4, 40), ipv4(6, 20), tcp),
+		ShapeGRE:   cat(eth(0x0800), ipv4(47, 48), []byte{0x20, 0, 0x08, 0, 0, 0, 0, 7}, ipv4(6, 20), tcp),
+	}
+}()
+
+// SampleFrame returns a copy of the sample frame of shape s, a frame its fast
+// path accepts.
+func SampleFrame(s Shape) []byte {
+	return append([]byte(nil), sampleFrames[s%NumShapes]...)
+}
