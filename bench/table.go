@@ -19,7 +19,7 @@ func WriteTable(w io.Writer, rep Report) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\ndecline cost of one open gate on a frame of another shape (medians of %d rounds):\n", rep.Rounds)
+	fmt.Fprintf(w, "\ndecline cost of an open gate on a frame of its class it does not cover (medians of %d rounds):\n", rep.Rounds)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "gate\tclosed ns\topen ns\tdecline ns\t\n")
 	for _, d := range rep.Declines {

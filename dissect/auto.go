@@ -7,21 +7,27 @@ import (
 
 // Auto mode opens and closes a Dissector's gates from the traffic it measures.
 //
-// The model: an open gate saves S ns on every frame its fast path accepts and
-// costs C ns on every frame it is tried on and declines. With p the share of
-// frames the fast path accepts, the gate pays off when p·S > (1−p)·C, that is
-// when p exceeds the break-even share
+// The model: a gate is tried on the frames of its class (ClassifyFrame), and
+// nowhere else. An open gate saves S ns on each of those frames its fast path
+// accepts and costs C ns on each it declines (the checks made before declining).
+// With p the share of its class's frames the fast path accepts, the gate pays off
+// when p·S > (1−p)·C, that is when p exceeds the break-even share
 //
 //	p_be = C / (S + C).
 //
-// Frames are counted in windows of Window frames. At the end of each window a
-// gate opens when p > p_be + Hysteresis and closes when p < p_be − Hysteresis,
-// and after a change it keeps its state for at least MinDwell windows, so a mix
-// near the break-even point does not make it flap. p is measured directly while a
-// gate is open (its fast hits); while it is closed, from the slow-path frames of
-// its shape, of which one in ProbeEvery is also given to the fast path (into
-// scratch keys) to learn how many it would accept. S and C come from Calibrate
-// (measured on the running machine) or from the benchmark figures in DefaultCosts.
+// So a gate opens for a class where its shape is common (plain TCP/UDP behind
+// that header) and closes where it is rare (the class is mostly IP options,
+// fragments, extension headers, ESP, ARP behind a tag, ...).
+//
+// Frames are counted in windows of Window frames. At the end of each window in
+// which the class had at least MinSample frames, a gate opens when
+// p > p_be + Hysteresis and closes when p < p_be − Hysteresis, and after a change
+// it keeps its state for at least MinDwell windows, so a mix near the break-even
+// point does not make it flap. p is measured directly while a gate is open (its
+// hits and declines); while it is closed, one class frame in ProbeEvery is also
+// given to the fast path (into scratch keys) to learn how many it would accept.
+// S and C come from Calibrate (measured on the running machine) or from the
+// benchmark figures in DefaultCosts.
 //
 // Auto mode never changes a key byte: it only chooses which code computes them.
 type Auto struct {
@@ -29,12 +35,12 @@ type Auto struct {
 	n     int // frames in the current window
 	dwell [NumShapes]int
 	// At the start of the window, to take differences.
-	lastFast, lastSlow [NumShapes]uint64
-	probeSeen          [NumShapes]uint64
-	probeTried         [NumShapes]uint64
-	probeAccepted      [NumShapes]uint64
-	scratch            FlowKeys
-	state              [NumShapes]GateState
+	lastFast, lastDeclined [NumShapes]uint64
+	probeSeen              [NumShapes]uint64
+	probeTried             [NumShapes]uint64
+	probeAccepted          [NumShapes]uint64
+	scratch                FlowKeys
+	state                  [NumShapes]GateState
 }
 
 // Cost is what a fast path saves and costs, in nanoseconds per frame.
@@ -56,14 +62,15 @@ type AutoConfig struct {
 	Window     int             // frames per decision window
 	Hysteresis float64         // margin around p_be
 	MinDwell   int             // windows a gate keeps its state after a change
-	ProbeEvery int             // while closed, try the fast path on one frame of its shape in this many
+	MinSample  int             // class frames (or probes) a window needs before it decides
+	ProbeEvery int             // while closed, try the fast path on one class frame in this many
 	Costs      [NumShapes]Cost // S and C per shape
 }
 
 // GateState is auto mode's view of one gate after the last window.
 type GateState struct {
 	Open      bool
-	Share     float64 // p: share of the window's frames the fast path accepted (or would have)
+	Share     float64 // p: share of its class's frames the fast path accepted (or would have) in the last decided window
 	BreakEven float64 // p_be
 	Flips     uint64  // changes made so far
 }
@@ -83,7 +90,7 @@ var DefaultCosts = [NumShapes]Cost{
 
 // DefaultAutoConfig is the configuration auto mode uses when given zero fields.
 func DefaultAutoConfig() AutoConfig {
-	return AutoConfig{Window: 1 << 16, Hysteresis: 0.02, MinDwell: 4, ProbeEvery: 16, Costs: DefaultCosts}
+	return AutoConfig{Window: 1 << 16, Hysteresis: 0.02, MinDwell: 4, MinSample: 64, ProbeEvery: 16, Costs: DefaultCosts}
 }
 
 // EnableAuto puts d's gates under auto mode, starting from the gates d has now.
@@ -98,6 +105,9 @@ func (d *Dissector) EnableAuto(cfg AutoConfig) {
 	if cfg.MinDwell <= 0 {
 		cfg.MinDwell = def.MinDwell
 	}
+	if cfg.MinSample <= 0 {
+		cfg.MinSample = def.MinSample
+	}
 	if cfg.ProbeEvery <= 0 {
 		cfg.ProbeEvery = def.ProbeEvery
 	}
@@ -108,7 +118,7 @@ func (d *Dissector) EnableAuto(cfg AutoConfig) {
 	for s := range NumShapes {
 		a.state[s] = GateState{Open: d.gates.Has(s), BreakEven: cfg.Costs[s].BreakEven()}
 		a.lastFast[s] = d.counters.Shape[s].Fast
-		a.lastSlow[s] = d.counters.Shape[s].Slow
+		a.lastDeclined[s] = d.counters.Shape[s].Declined
 	}
 	d.auto = a
 }
@@ -144,24 +154,21 @@ func (a *Auto) probe(s Shape, frame []byte) {
 }
 
 func (a *Auto) decide(d *Dissector) {
-	n := float64(a.n)
 	a.n = 0
 	gates := d.gates
 	for s := range NumShapes {
 		c := d.counters.Shape[s]
-		fast, slow := c.Fast-a.lastFast[s], c.Slow-a.lastSlow[s]
-		a.lastFast[s], a.lastSlow[s] = c.Fast, c.Slow
-		st := &a.state[s]
-		if st.Open {
-			st.Share = float64(fast) / n
-		} else {
-			accept := 1.0 // no probe yet: every frame of the shape might be accepted
-			if a.probeTried[s] > 0 {
-				accept = float64(a.probeAccepted[s]) / float64(a.probeTried[s])
-			}
-			st.Share = float64(slow) * accept / n
+		hits, misses := c.Fast-a.lastFast[s], c.Declined-a.lastDeclined[s]
+		a.lastFast[s], a.lastDeclined[s] = c.Fast, c.Declined
+		if !a.state[s].Open {
+			hits, misses = a.probeAccepted[s], a.probeTried[s]-a.probeAccepted[s]
 		}
 		a.probeTried[s], a.probeAccepted[s] = 0, 0
+		st := &a.state[s]
+		if hits+misses < uint64(a.cfg.MinSample) {
+			continue // too few frames of this class to judge; keep the gate as it is
+		}
+		st.Share = float64(hits) / float64(hits+misses)
 		if a.dwell[s] > 0 {
 			a.dwell[s]--
 			continue
@@ -183,12 +190,13 @@ func (a *Auto) decide(d *Dissector) {
 			gates = gates.Without(s)
 		}
 	}
-	d.gates = gates
+	d.SetGates(gates)
 }
 
 // Calibrate measures S and C for every shape on the running machine: the slow
-// and fast paths over a sample frame of the shape, and a declined attempt (a
-// frame of another shape). It takes a few tens of milliseconds.
+// and fast paths over a sample frame of the shape, and a declined attempt on a
+// frame of its class that it does not cover (NearMissFrame). It takes a few tens
+// of milliseconds.
 func Calibrate() [NumShapes]Cost {
 	const rounds, n = 5, 20000
 	var costs [NumShapes]Cost
@@ -206,7 +214,7 @@ func Calibrate() [NumShapes]Cost {
 	}
 	for s := range NumShapes {
 		frame := SampleFrame(s)
-		miss := SampleFrame((s + 1) % NumShapes)
+		miss := NearMissFrame(s)
 		slow := timeIt(func() { DissectFrame(&k, frame, DefaultFlags) })
 		fast := timeIt(func() { runFast(s, &k, frame) })
 		costs[s] = Cost{Saving: slow - fast, Miss: timeIt(func() { runFast(s, &k, miss) })}

@@ -85,36 +85,34 @@ func fastIPL4(keys *FlowKeys, f []byte, proto uint16, off int) bool {
 	return false
 }
 
-// fastEthIP is the eth_ip shape: Ethernet, IPv4 or IPv6, TCP or UDP (or an IPv6
-// flow-label stop). Its IPv4 branch is fastIPv4L4 written out at constant offsets:
-// the call and the variable offset cost a third of its time (measured 6.4 ns
-// against 4.x ns per frame).
-func fastEthIP(keys *FlowKeys, f []byte) bool {
+// fastEthIPv4 is the eth_ip shape with IPv4: fastIPv4L4 written out at constant
+// offsets, for the most common frame of all (the call and the variable offset cost
+// a fifth of its time).
+func fastEthIPv4(keys *FlowKeys, f []byte) bool {
 	const (
 		ip    = EthernetHdrLen
 		ports = ip + ipv4MinHdrLen
 	)
-	if len(f) < ports+portsLen {
+	if len(f) < ports+portsLen || binary.BigEndian.Uint16(f[12:]) != EtherTypeIPv4 {
 		return false
 	}
-	switch binary.BigEndian.Uint16(f[12:]) {
-	case EtherTypeIPv4:
-		b := f[ip : ports+portsLen]
-		p := b[ipv4Protocol]
-		if b[ipv4VerIHL]&0x0f != 5 || binary.BigEndian.Uint16(b[ipv4FragOff:])&(ipv4MoreFrags|ipv4OffsetMsk) != 0 ||
-			(p != ipProtoTCP && p != ipProtoUDP) {
-			return false
-		}
-		*keys = FlowKeys{}
-		putControl(keys, ports, AddrIPv4, 0)
-		binary.LittleEndian.PutUint32(keys[OffNProto:], basicWord(EtherTypeIPv4, p))
-		copy(keys[OffPorts:OffPorts+4], b[20:24])
-		copy(keys[OffIPv4Src:OffIPv4Src+8], b[ipv4SrcAddr:ipv4SrcAddr+8])
-		return true
-	case EtherTypeIPv6:
-		return fastIPv6L4(keys, f, ip, 0)
+	b := f[ip : ports+portsLen]
+	p := b[ipv4Protocol]
+	if b[ipv4VerIHL]&0x0f != 5 || binary.BigEndian.Uint16(b[ipv4FragOff:])&(ipv4MoreFrags|ipv4OffsetMsk) != 0 ||
+		(p != ipProtoTCP && p != ipProtoUDP) {
+		return false
 	}
-	return false
+	*keys = FlowKeys{}
+	putControl(keys, ports, AddrIPv4, 0)
+	binary.LittleEndian.PutUint32(keys[OffNProto:], basicWord(EtherTypeIPv4, p))
+	copy(keys[OffPorts:OffPorts+4], b[20:24])
+	copy(keys[OffIPv4Src:OffIPv4Src+8], b[ipv4SrcAddr:ipv4SrcAddr+8])
+	return true
+}
+
+// fastEthIPv6 is the eth_ip shape with IPv6: TCP or UDP, or a flow-label stop.
+func fastEthIPv6(keys *FlowKeys, f []byte) bool {
+	return binary.BigEndian.Uint16(f[12:]) == EtherTypeIPv6 && fastIPv6L4(keys, f, EthernetHdrLen, 0)
 }
 
 // putVLAN writes the VLAN key of a tag (TPID at tag[0:2], TCI, inner type).
