@@ -24,6 +24,18 @@ func KernelFlow(key hash.Key) FlowFunc {
 	}
 }
 
+// DissectorFlow is KernelFlow through a Dissector with the given fast-path gates.
+func DissectorFlow(key hash.Key, gates dissect.Gates) FlowFunc {
+	h := hash.NewKernel(key)
+	d := dissect.NewDissector(dissect.DefaultFlags, gates)
+	return func(frame []byte) (dissect.FlowKeys, bool, uint32) {
+		var k dissect.FlowKeys
+		ok, _ := d.DissectFrame(&k, frame)
+		v, _ := h.Hash(&k)
+		return k, ok, v
+	}
+}
+
 // Sample is one frame with both sides' verdicts.
 type Sample struct {
 	Name       string

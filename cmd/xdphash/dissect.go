@@ -1,0 +1,461 @@
+package main
+
+import (
+	"bufio"
+	"compress/gzip"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/netip"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
+	"github.com/spf13/cobra"
+
+	"github.com/xdphash/xdphash/dissect"
+	"github.com/xdphash/xdphash/hash"
+)
+
+// dissectOptions are the flags of xdphash dissect.
+type dissectOptions struct {
+	format outputFormat
+	path   dissectPath
+	gates  gatesFlag
+	stats  bool
+	key    hashKeyFlag
+	flags  dissect.Flags
+}
+
+func newDissectCmd(root *rootOptions) *cobra.Command {
+	opts := dissectOptions{format: formatText, path: pathSlow, flags: dissect.DefaultFlags, gates: gatesFlag{gates: dissect.AllGates}}
+	cmd := &cobra.Command{
+		Use:   "dissect CAPTURE",
+		Short: "Dissect and hash every frame of a pcap or pcapng capture",
+		Long: `Dissect reads the Ethernet frames of a pcap or pcapng file (CAPTURE, or - for
+stdin; gzip-compressed files too) and prints, for each frame, the flow keys the
+kernel's flow dissector finds and the hash skb_get_hash computes from them.
+
+Frames are dissected from the first byte of the Ethernet header, as on transmit
+(nhoff 14): thoff counts from the start of the frame. The dissector's result is
+printed as ok or bad; like skb_get_hash, the keys are hashed either way.
+
+--path slow runs the reference dissector; --path fast tries the per-shape fast
+paths whose gates are open (--gates, all by default) and falls back to the slow
+path; --path auto (or --gates auto) opens and closes the gates from the traffic.
+The keys are byte-identical whatever the path: only the path field differs.
+--stats prints the per-shape counters (fast hits, declines, slow-path runs, and
+auto mode's decisions) on stderr at the end.
+
+--format jsonl writes one JSON object per frame with the fields index, ts, len,
+caplen, ok, path ("slow" or "fast:SHAPE"), keys (the 80-byte struct flow_keys in
+hex), n_proto, ip_proto, thoff, addr_type, flags, src, dst, sport, dport,
+flow_label, vlan_id, vlan_priority, vlan_tpid, vlan_eth_type, keyid, hash and
+l4_hash.`,
+		Example: `  xdphash dissect --hash-key 000102030405060708090a0b0c0d0e0f trace.pcapng
+  tcpdump -w - -i eth0 | xdphash dissect --format jsonl -`,
+		Args: usageArgs(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.gates.set && opts.path == pathSlow {
+				if !cmd.Flags().Changed("path") {
+					opts.path = pathFast // --gates alone asks for the fast paths
+				} else {
+					return &usageError{cmd: cmd, err: errors.New("--gates needs --path fast or auto")}
+				}
+			}
+			if opts.gates.auto {
+				opts.path = pathAuto
+			}
+			return runDissect(cmd, root.logger(cmd), args[0], &opts)
+		},
+	}
+	f := cmd.Flags()
+	f.Var(newChoiceFlag(&opts.format, formatText, formatJSONL), "format", "output format")
+	f.Var(newChoiceFlag(&opts.path, pathSlow, pathFast, pathAuto), "path", "dissector implementation")
+	f.Var(&opts.gates, "gates", "fast-path gates: shapes (eth_ip,vlan,qinq,pppoe,mpls,ipip,gre), all, none or auto")
+	f.BoolVar(&opts.stats, "stats", false, "print the per-shape dissector counters on stderr at the end")
+	f.Var(&opts.key, "hash-key", "SipHash key as 32 hex digits (default: a random key, logged)")
+	f.Var(dissectorFlags{&opts.flags}, "flags", "FLOW_DISSECTOR_F_* flags; skb_get_hash passes STOP_AT_FLOW_LABEL")
+	return cmd
+}
+
+func runDissect(cmd *cobra.Command, log *slog.Logger, name string, opts *dissectOptions) error {
+	key := opts.key.key
+	if !opts.key.set {
+		key = hash.RandomKey()
+		log.Info("no --hash-key given, hashing with a random key", "hash_key", key.String())
+	}
+
+	in, name, err := openInput(cmd, name)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+
+	capture, err := openEthernetCapture(in, name)
+	if err != nil {
+		return err
+	}
+
+	// Everything written for the frames before a bad record reaches the output
+	// before the error does.
+	out := bufio.NewWriter(cmd.OutOrStdout())
+	d := dissect.NewDissector(opts.flags, dissect.NoGates)
+	switch opts.path {
+	case pathFast:
+		d.SetGates(opts.gates.gates)
+	case pathAuto:
+		d.SetGates(dissect.AllGates)
+		d.EnableAuto(dissect.AutoConfig{})
+	}
+	err = dissectFrames(out, log, capture, name, key, d, opts)
+	if ferr := out.Flush(); ferr != nil && err == nil {
+		err = fmt.Errorf("write output: %w", ferr)
+	}
+	if opts.stats {
+		writeDissectorStats(cmd.ErrOrStderr(), d)
+	}
+	return err
+}
+
+// openEthernetCapture opens a pcap or pcapng capture of Ethernet frames.
+func openEthernetCapture(in io.Reader, name string) (captureReader, error) {
+	capture, err := openCapture(in)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	if lt := capture.LinkType(); lt != layers.LinkTypeEthernet {
+		return nil, fmt.Errorf("read %s: link type %s (%d) is not supported: xdphash reads Ethernet frames (link type %d) only",
+			name, lt, uint32(lt), uint32(layers.LinkTypeEthernet))
+	}
+	return capture, nil
+}
+
+// openInput opens the capture file name, or stdin for "-", and returns it with
+// the name to use in messages.
+func openInput(cmd *cobra.Command, name string) (io.ReadCloser, string, error) {
+	if name == "-" {
+		return io.NopCloser(cmd.InOrStdin()), "stdin", nil
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, "", err
+	}
+	return f, name, nil
+}
+
+// captureReader is what dissect needs of pcapgo's pcap and pcapng readers.
+type captureReader interface {
+	// ZeroCopyReadPacketData returns the next record; its data is valid until
+	// the next call.
+	ZeroCopyReadPacketData() ([]byte, gopacket.CaptureInfo, error)
+	LinkType() layers.LinkType
+}
+
+// File magics: the first four bytes as a big-endian number.
+const (
+	magicPcapng       = 0x0a0d0d0a // section header block type, the same in both byte orders
+	magicPcapMicros   = 0xa1b2c3d4
+	magicPcapMicrosLE = 0xd4c3b2a1
+	magicPcapNanos    = 0xa1b23c4d
+	magicPcapNanosLE  = 0x4d3cb2a1
+	magicGzip         = 0x1f8b0000 // two bytes; magicGzipMask selects them
+	magicGzipMask     = 0xffff0000
+)
+
+// openCapture tells pcap from pcapng by the file's magic, looking through
+// gzip compression, and returns a reader positioned at the first record.
+func openCapture(r io.Reader) (captureReader, error) {
+	br := bufio.NewReader(r)
+	magic, err := peekMagic(br)
+	if err != nil {
+		return nil, err
+	}
+	if magic&magicGzipMask == magicGzip {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("read gzip header: %w", err)
+		}
+		br = bufio.NewReader(zr)
+		if magic, err = peekMagic(br); err != nil {
+			return nil, err
+		}
+	}
+
+	switch magic {
+	case magicPcapng:
+		// Without ErrorOnMismatchingLinkType the reader would skip, silently,
+		// the records of interfaces whose link type differs from the first one.
+		ng, err := pcapgo.NewNgReader(br, pcapgo.NgReaderOptions{ErrorOnMismatchingLinkType: true})
+		if errors.Is(err, io.EOF) {
+			return nil, errors.New("read pcapng header: no interface description block")
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read pcapng header: %w", err)
+		}
+		return ng, nil
+	case magicPcapMicros, magicPcapMicrosLE, magicPcapNanos, magicPcapNanosLE:
+		p, err := pcapgo.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("read pcap header: %w", err)
+		}
+		return p, nil
+	}
+	return nil, fmt.Errorf("unknown file format (magic %08x): want pcap or pcapng", magic)
+}
+
+func peekMagic(br *bufio.Reader) (uint32, error) {
+	b, err := br.Peek(4)
+	switch {
+	case err == nil:
+		return binary.BigEndian.Uint32(b), nil
+	case len(b) == 0 && errors.Is(err, io.EOF):
+		return 0, errors.New("empty file: want pcap or pcapng")
+	case errors.Is(err, io.EOF):
+		return 0, fmt.Errorf("read file header: %w", io.ErrUnexpectedEOF)
+	}
+	return 0, fmt.Errorf("read file header: %w", err)
+}
+
+// frameResult is what dissect found for one frame.
+type frameResult struct {
+	index int
+	info  gopacket.CaptureInfo
+	path  dissect.Path
+	ok    bool // the dissector's result, which skb_get_hash ignores
+	keys  *dissect.FlowKeys
+	hash  uint32
+	l4    bool
+}
+
+// dissectFrames dissects and hashes every frame of capture and writes one
+// result per frame to out.
+func dissectFrames(out *bufio.Writer, log *slog.Logger, capture captureReader, name string, key hash.Key, d *dissect.Dissector, opts *dissectOptions) error {
+	if opts.format == formatText {
+		// The key makes the hashes reproducible: --hash-key takes it back.
+		fmt.Fprintf(out, "# xdphash dissect %s: hash key %s, path %s, flags %s\n",
+			name, key, opts.path, dissectorFlags{&opts.flags})
+	}
+	var (
+		kernel  = hash.NewKernel(key)
+		keys    dissect.FlowKeys
+		enc     = json.NewEncoder(out)
+		line    []byte
+		snapped int // frames captured shorter than they were on the wire
+	)
+	for index := 0; ; index++ {
+		frame, info, err := capture.ZeroCopyReadPacketData()
+		if err != nil {
+			// The pcap reader returns a bare io.EOF also when a record's header
+			// was read but none of its data.
+			if errors.Is(err, io.EOF) && info.CaptureLength == 0 {
+				log.Debug("end of capture", "file", name, "frames", index)
+				if snapped > 0 {
+					log.Warn("frames were captured shorter than they were on the wire and dissected as captured",
+						"file", name, "frames", snapped)
+				}
+				return nil
+			}
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return fmt.Errorf("read frame %d of %s: %w", index, name, err)
+		}
+		// A frame cut to the snap length is dissected as captured. The kernel
+		// had the whole frame: where the dissector would read past the cut, its
+		// keys (ports, inner headers) can differ from these.
+		if info.CaptureLength < info.Length {
+			snapped++
+		}
+
+		r := frameResult{index: index, info: info, keys: &keys}
+		r.ok, r.path = d.DissectFrame(&keys, frame)
+		r.hash, r.l4 = kernel.Hash(&keys)
+
+		switch opts.format {
+		case formatJSONL:
+			err = enc.Encode(newFrameRecord(&r))
+		default:
+			line = appendFrameText(line[:0], &r)
+			_, err = out.Write(line)
+		}
+		if err != nil {
+			return fmt.Errorf("write output: %w", err)
+		}
+	}
+}
+
+// frameRecord is one line of --format jsonl. Every field is always present.
+// Ethertypes and the VLAN TPID are strings "0x%04x" as the kernel headers
+// write them ("0x0000" when absent); the other numbers are JSON numbers in
+// host order. src and dst are "" when the keys hold no IP addresses.
+type frameRecord struct {
+	Index       int    `json:"index"`         // 0-based record number in the file
+	TS          string `json:"ts"`            // capture time, RFC 3339 with nanoseconds, UTC; "" when the file has none
+	Len         int    `json:"len"`           // frame length on the wire
+	CapLen      int    `json:"caplen"`        // bytes captured and dissected
+	OK          bool   `json:"ok"`            // the dissector's result
+	Path        string `json:"path"`          // what produced the keys: "slow" or "fast:SHAPE"
+	Keys        string `json:"keys"`          // the 80-byte struct flow_keys as dissected (before the hash sorts it), hex
+	NProto      string `json:"n_proto"`       // basic.n_proto
+	IPProto     uint8  `json:"ip_proto"`      // basic.ip_proto
+	THoff       uint16 `json:"thoff"`         // control.thoff, from the start of the frame
+	AddrType    string `json:"addr_type"`     // "none", "ipv4", "ipv6" or "tipc"
+	Flags       uint32 `json:"flags"`         // control.flags (FLOW_DIS_*)
+	Src         string `json:"src"`           // source address
+	Dst         string `json:"dst"`           // destination address
+	SPort       uint16 `json:"sport"`         // ports.src
+	DPort       uint16 `json:"dport"`         // ports.dst
+	FlowLabel   uint32 `json:"flow_label"`    // tags.flow_label
+	VLANID      uint16 `json:"vlan_id"`       // first VLAN tag's id
+	VLANPrio    uint8  `json:"vlan_priority"` // first VLAN tag's PCP
+	VLANTPID    string `json:"vlan_tpid"`     // first VLAN tag's TPID, "0x0000" when untagged
+	VLANEthType string `json:"vlan_eth_type"` // ethertype after the first VLAN tag
+	KeyID       uint32 `json:"keyid"`         // GRE key
+	Hash        string `json:"hash"`          // skb_get_hash result, 8 hex digits
+	L4Hash      bool   `json:"l4_hash"`       // skb->l4_hash
+}
+
+func newFrameRecord(r *frameResult) *frameRecord {
+	k := r.keys
+	rec := &frameRecord{
+		Index:       r.index,
+		Len:         r.info.Length,
+		CapLen:      r.info.CaptureLength,
+		OK:          r.ok,
+		Path:        r.path.String(),
+		Keys:        hex.EncodeToString(k[:]),
+		NProto:      string(appendEtherType(nil, k.NProto())),
+		IPProto:     k.IPProto(),
+		THoff:       k.THoff(),
+		AddrType:    k.AddrType().String(),
+		Flags:       uint32(k.Flags()),
+		Src:         addrString(k.Src()),
+		Dst:         addrString(k.Dst()),
+		SPort:       k.SrcPort(),
+		DPort:       k.DstPort(),
+		FlowLabel:   k.FlowLabel(),
+		VLANID:      k.VLANID(),
+		VLANPrio:    k.VLANPriority(),
+		VLANTPID:    string(appendEtherType(nil, k.VLANTPID())),
+		VLANEthType: string(appendEtherType(nil, k.VLANEthType())),
+		KeyID:       k.KeyID(),
+		Hash:        string(appendHex(nil, uint64(r.hash), 8)),
+		L4Hash:      r.l4,
+	}
+	if !r.info.Timestamp.IsZero() {
+		rec.TS = r.info.Timestamp.UTC().Format(time.RFC3339Nano)
+	}
+	return rec
+}
+
+func addrString(a netip.Addr) string {
+	if !a.IsValid() {
+		return ""
+	}
+	return a.String()
+}
+
+// appendFrameText appends the --format text line of r:
+//
+//	0 ok ipv4 198.18.0.1:1025 > 198.18.0.2:80 proto 6 thoff 34 hash aa09f22d l4
+//
+// n_proto follows the addresses when it is not the one their type implies;
+// flags, VLAN, flow label, GRE key and a capture shorter than the frame are
+// shown when present.
+func appendFrameText(b []byte, r *frameResult) []byte {
+	k := r.keys
+	b = strconv.AppendInt(b, int64(r.index), 10)
+	if r.ok {
+		b = append(b, " ok "...)
+	} else {
+		b = append(b, " bad "...)
+	}
+	at := k.AddrType()
+	b = append(b, at.String()...)
+	switch at {
+	case dissect.AddrIPv4, dissect.AddrIPv6:
+		b = append(b, ' ')
+		b = netip.AddrPortFrom(k.Src(), k.SrcPort()).AppendTo(b)
+		b = append(b, " > "...)
+		b = netip.AddrPortFrom(k.Dst(), k.DstPort()).AppendTo(b)
+	case dissect.AddrTIPC:
+		b = append(b, " key 0x"...)
+		b = appendHex(b, uint64(k.TIPCKey()), 8)
+	}
+	if impliedEtherType(at) != k.NProto() {
+		b = append(b, " n_proto "...)
+		b = appendEtherType(b, k.NProto())
+	}
+	b = append(b, " proto "...)
+	b = strconv.AppendUint(b, uint64(k.IPProto()), 10)
+	b = append(b, " thoff "...)
+	b = strconv.AppendUint(b, uint64(k.THoff()), 10)
+	if f := k.Flags(); f != 0 {
+		b = append(b, " flags 0x"...)
+		b = strconv.AppendUint(b, uint64(f), 16)
+	}
+	if tpid := k.VLANTPID(); tpid != 0 {
+		b = append(b, " vlan "...)
+		b = strconv.AppendUint(b, uint64(k.VLANID()), 10)
+		b = append(b, " prio "...)
+		b = strconv.AppendUint(b, uint64(k.VLANPriority()), 10)
+		b = append(b, " tpid "...)
+		b = appendEtherType(b, tpid)
+		b = append(b, " type "...)
+		b = appendEtherType(b, k.VLANEthType())
+	}
+	if label := k.FlowLabel(); label != 0 {
+		b = append(b, " label 0x"...)
+		b = strconv.AppendUint(b, uint64(label), 16)
+	}
+	if id := k.KeyID(); id != 0 {
+		b = append(b, " keyid 0x"...)
+		b = appendHex(b, uint64(id), 8)
+	}
+	if r.info.CaptureLength < r.info.Length {
+		b = append(b, " caplen "...)
+		b = strconv.AppendInt(b, int64(r.info.CaptureLength), 10)
+		b = append(b, '/')
+		b = strconv.AppendInt(b, int64(r.info.Length), 10)
+	}
+	b = append(b, " hash "...)
+	b = appendHex(b, uint64(r.hash), 8)
+	if r.l4 {
+		b = append(b, " l4"...)
+	}
+	return append(b, '\n')
+}
+
+// impliedEtherType is the n_proto that goes with addresses of type at, 0 when
+// there is none.
+func impliedEtherType(at dissect.AddrType) uint16 {
+	switch at {
+	case dissect.AddrIPv4:
+		return uint16(layers.EthernetTypeIPv4)
+	case dissect.AddrIPv6:
+		return uint16(layers.EthernetTypeIPv6)
+	}
+	return 0
+}
+
+// appendEtherType appends t as "0x" and 4 hex digits.
+func appendEtherType(b []byte, t uint16) []byte {
+	return appendHex(append(b, "0x"...), uint64(t), 4)
+}
+
+// appendHex appends v as lower-case hex, zero-padded to digits.
+func appendHex(b []byte, v uint64, digits int) []byte {
+	const hexDigits = "0123456789abcdef"
+	for i := digits - 1; i >= 0; i-- {
+		b = append(b, hexDigits[(v>>(4*i))&0xf])
+	}
+	return b
+}

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/xdphash/xdphash/dissect"
+	"github.com/xdphash/xdphash/hash"
+	"github.com/xdphash/xdphash/verify"
+)
+
+// Exit statuses of the xdphash command.
+const (
+	exitOK         = 0
+	exitDivergence = 1 // a check found the implementations to disagree (verify)
+	exitFailure    = 2 // usage or runtime error
+)
+
+// exitError is how a command asks for an exit status other than exitFailure:
+// run prints err, when it is not nil, and exits with code. Every other error
+// exits with exitFailure.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageError is an error in the command line of cmd: run follows it with
+// cmd's usage. Flag and argument errors are wrapped in it (flagError,
+// usageArgs); any other error is a runtime error, printed without the usage.
+type usageError struct {
+	cmd *cobra.Command
+	err error
+}
+
+func (e *usageError) Error() string { return e.err.Error() }
+
+func (e *usageError) Unwrap() error { return e.err }
+
+func main() {
+	os.Exit(run(newRootCmd(), os.Args[1:]))
+}
+
+// run executes root with args, prints an error as "xdphash: <err>" to root's
+// stderr and returns the exit status.
+func run(root *cobra.Command, args []string) int {
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return exitOK
+	}
+	code := exitFailure
+	if ee, ok := errors.AsType[*exitError](err); ok {
+		code = ee.code
+		err = ee.err
+	}
+	if err != nil {
+		fmt.Fprintf(root.ErrOrStderr(), "xdphash: %v\n", err)
+	}
+	if ue, ok := errors.AsType[*usageError](err); ok {
+		fmt.Fprint(root.ErrOrStderr(), ue.cmd.UsageString())
+	}
+	return code
+}
+
+// rootOptions are the flags every subcommand shares.
+type rootOptions struct {
+	verbose bool
+}
+
+// logger returns the logger for cmd: text records on cmd's stderr.
+func (o *rootOptions) logger(cmd *cobra.Command) *slog.Logger {
+	level := slog.LevelInfo
+	if o.verbose {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+}
+
+func newRootCmd() *cobra.Command { return newRootCmdWith(productFlow) }
+
+// productFlow is xdphash's side of verify: the slow path, or a Dissector with
+// every fast path's gate open.
+func productFlow(key hash.Key, path dissectPath) verify.FlowFunc {
+	if path == pathFast {
+		return verify.DissectorFlow(key, dissect.AllGates)
+	}
+	return verify.KernelFlow(key)
+}
+
+// newRootCmdWith builds the command tree with flow as verify's xdphash side.
+func newRootCmdWith(flow flowFunc) *cobra.Command {
+	var opts rootOptions
+	root := &cobra.Command{
+		Use:   "xdphash",
+		Short: "xdphash dissects, hashes and steers packets exactly as the Linux kernel does",
+		Long: `xdphash dissects Ethernet frames exactly like the Linux kernel's flow dissector
+(net/core/flow_dissector.c) and hashes them like skb_get_hash, so that the
+results can be compared with the kernel's, frame by frame.`,
+		// run prints errors once, in its own format, and the usage after
+		// usage errors only.
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	root.PersistentFlags().BoolVarP(&opts.verbose, "verbose", "v", false, "log debug messages")
+	root.SetFlagErrorFunc(flagError)
+	root.AddCommand(newDissectCmd(&opts), newVerifyCmd(&opts, flow))
+	return root
+}
+
+// flagError marks a flag error as a usage error, and shortens pflag's
+// `invalid argument "x" for "--name" flag: reason` to "--name: reason": the
+// flag values' Set methods say what was wrong.
+func flagError(cmd *cobra.Command, err error) error {
+	if ive, ok := errors.AsType[*pflag.InvalidValueError](err); ok {
+		err = fmt.Errorf("--%s: %w", ive.GetFlag().Name, ive.Unwrap())
+	}
+	return &usageError{cmd: cmd, err: err}
+}
+
+// usageArgs marks the errors of an argument check as usage errors.
+func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := check(cmd, args); err != nil {
+			return &usageError{cmd: cmd, err: err}
+		}
+		return nil
+	}
+}

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+)
+
+// TestRunExitStatus checks how the error a command returns becomes the exit
+// status and the message on stderr.
+func TestRunExitStatus(t *testing.T) {
+	tests := []struct {
+		name       string
+		err        error // returned by the command
+		args       []string
+		wantCode   int
+		wantStderr string // stderr, or its start when the usage follows
+		wantUsage  bool
+	}{
+		{name: "success", wantCode: exitOK},
+		{name: "runtime error", err: errors.New("broken"), wantCode: exitFailure, wantStderr: "xdphash: broken\n"},
+		{
+			name:       "divergence with message",
+			err:        &exitError{code: exitDivergence, err: errors.New("3 frames diverge")},
+			wantCode:   exitDivergence,
+			wantStderr: "xdphash: 3 frames diverge\n",
+		},
+		{name: "divergence silent", err: &exitError{code: exitDivergence}, wantCode: exitDivergence},
+		{
+			name:       "unknown flag",
+			args:       []string{"--no-such-flag"},
+			wantCode:   exitFailure,
+			wantStderr: "xdphash: unknown flag: --no-such-flag\n",
+			wantUsage:  true,
+		},
+		{
+			name:       "extra argument",
+			args:       []string{"extra"},
+			wantCode:   exitFailure,
+			wantStderr: "xdphash: unknown command \"extra\" for \"xdphash probe\"\n",
+			wantUsage:  true,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := newRootCmd()
+			root.AddCommand(&cobra.Command{
+				Use:  "probe",
+				Args: usageArgs(cobra.NoArgs),
+				RunE: func(*cobra.Command, []string) error { return tt.err },
+			})
+			var stdout, stderr bytes.Buffer
+			root.SetOut(&stdout)
+			root.SetErr(&stderr)
+			code := run(root, append([]string{"probe"}, tt.args...))
+			if code != tt.wantCode {
+				t.Errorf("exit status %d, want %d", code, tt.wantCode)
+			}
+			rest, ok := strings.CutPrefix(stderr.String(), tt.wantStderr)
+			if tt.wantUsage {
+				ok = ok && strings.HasPrefix(rest, "Usage:\n  xdphash probe")
+			} else {
+				ok = ok && rest == ""
+			}
+			if !ok {
+				t.Errorf("stderr (-want +got)\n-%q + usage %v\n+%q", tt.wantStderr, tt.wantUsage, stderr.String())
+			}
+		})
+	}
+}

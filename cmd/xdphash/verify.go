@@ -1,0 +1,185 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+
+	"github.com/spf13/cobra"
+
+	"github.com/xdphash/xdphash/corpus"
+	"github.com/xdphash/xdphash/hash"
+	"github.com/xdphash/xdphash/internal/kernel"
+	"github.com/xdphash/xdphash/verify"
+)
+
+// verifyOptions are the flags of xdphash verify.
+type verifyOptions struct {
+	pcap  string
+	count int
+	seed  uint64
+	key   hashKeyFlag
+	max   int
+	path  dissectPath
+}
+
+// flowFunc builds the xdphash side of the comparison for a key; tests swap in a
+// deliberately wrong one.
+type flowFunc func(key hash.Key, path dissectPath) verify.FlowFunc
+
+func newVerifyCmd(root *rootOptions, flow flowFunc) *cobra.Command {
+	opts := verifyOptions{count: 0, seed: 1, max: 20, path: pathSlow}
+	cmd := &cobra.Command{
+		Use:   "verify",
+		Short: "Cross-check the dissector and flow hash against the running kernel",
+		Long: `Verify asks the running kernel for its skb_get_hash of every frame (a tc
+program calling bpf_get_hash_recalc, run with BPF_PROG_TEST_RUN) and checks that
+xdphash puts exactly the same frames in the same flow. The kernel's SipHash key
+is secret, so the values differ; the partition into flows must not.
+
+Frames come from the built-in corpus (every shape the dissector knows, families
+of single-field mutations and truncations), from --pcap, or with --count from N
+random mutations of the corpus's base frames (--seed), each compared with its
+base frame.
+
+Each divergence is printed with both frames, what the kernel said, and the
+key fields in which xdphash's view of the two frames differs. The exit status is
+0 when there is none, 1 when there are, 2 on errors. Needs root, or CAP_BPF and
+CAP_NET_ADMIN.`,
+		Example: `  sudo xdphash verify
+  sudo xdphash verify --count 100000 --seed 7
+  sudo xdphash verify --pcap trace.pcapng --path fast`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.pcap != "" && opts.count > 0 {
+				return &usageError{cmd: cmd, err: errors.New("--pcap and --count exclude each other")}
+			}
+			return runVerify(cmd, root.logger(cmd), &opts, flow)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.pcap, "pcap", "", "verify the frames of this pcap or pcapng file")
+	f.IntVar(&opts.count, "count", 0, "verify this many random mutations of the corpus's base frames")
+	f.Uint64Var(&opts.seed, "seed", 1, "seed of the random mutations")
+	f.Var(&opts.key, "hash-key", "SipHash key as 32 hex digits (default: a random key)")
+	f.IntVar(&opts.max, "max", 20, "print at most this many divergences")
+	f.Var(newChoiceFlag(&opts.path, pathSlow, pathFast), "path", "dissector implementation to verify")
+	return cmd
+}
+
+func runVerify(cmd *cobra.Command, log *slog.Logger, opts *verifyOptions, flow flowFunc) error {
+	oracle, err := kernel.NewHashOracle()
+	if err != nil {
+		return err
+	}
+	defer oracle.Close()
+
+	key := opts.key.key
+	if !opts.key.set {
+		key = hash.RandomKey()
+	}
+	ours := flow(key, opts.path)
+	out := bufio.NewWriter(cmd.OutOrStdout())
+	defer out.Flush()
+
+	var (
+		divs    []verify.Divergence
+		checked int
+		refused int
+	)
+	sample := func(name string, frame []byte) (verify.Sample, bool) {
+		kh, err := oracle.Hash(frame)
+		if err != nil {
+			// The test run refuses some frames (see corpus.FitsOracle): nothing to compare.
+			refused++
+			log.Debug("kernel refused frame", "frame", name, "err", err)
+			return verify.Sample{}, false
+		}
+		checked++
+		return verify.NewSample(name, frame, ours, kh), true
+	}
+
+	switch {
+	case opts.count > 0:
+		rng := rand.New(rand.NewPCG(opts.seed, opts.seed^0x9e3779b97f4a7c15))
+		bases := corpus.Bases()
+		var pairs [][2]verify.Sample
+		baseSamples := make([]verify.Sample, len(bases))
+		baseOK := make([]bool, len(bases))
+		for i, b := range bases {
+			baseSamples[i], baseOK[i] = sample(b.Name, b.Data)
+		}
+		for i := range opts.count {
+			bi := rng.IntN(len(bases))
+			if !baseOK[bi] {
+				continue
+			}
+			m, mut := corpus.Mutate(rng, bases[bi].Data, nil)
+			s, ok := sample(fmt.Sprintf("%s/mutation%d(%v)", bases[bi].Family(), i, mut), m)
+			if ok {
+				pairs = append(pairs, [2]verify.Sample{baseSamples[bi], s})
+			}
+		}
+		divs = verify.Pairs(pairs)
+	case opts.pcap != "":
+		samples, err := pcapSamples(cmd, opts.pcap, sample)
+		if err != nil {
+			return err
+		}
+		divs = verify.Partition(samples)
+	default:
+		var samples []verify.Sample
+		for _, f := range corpus.Build() {
+			if s, ok := sample(f.Name, f.Data); ok {
+				samples = append(samples, s)
+			}
+		}
+		divs = verify.Partition(samples)
+	}
+
+	for i, d := range divs {
+		if i == opts.max {
+			fmt.Fprintf(out, "... and %d more divergences\n", len(divs)-opts.max)
+			break
+		}
+		fmt.Fprintf(out, "divergence %d: %s\n", i+1, d)
+	}
+	fmt.Fprintf(out, "verify: %d frames checked against kernel %s, %d refused by the test run, %d divergences (path %s)\n",
+		checked, kernel.Release(), refused, len(divs), opts.path)
+	if len(divs) > 0 {
+		if err := out.Flush(); err != nil {
+			return err
+		}
+		return &exitError{code: exitDivergence, err: fmt.Errorf("%d divergences from the kernel", len(divs))}
+	}
+	return nil
+}
+
+// pcapSamples reads every frame of a capture and samples it.
+func pcapSamples(cmd *cobra.Command, name string, sample func(string, []byte) (verify.Sample, bool)) ([]verify.Sample, error) {
+	in, name, err := openInput(cmd, name)
+	if err != nil {
+		return nil, err
+	}
+	defer in.Close()
+	capture, err := openEthernetCapture(in, name)
+	if err != nil {
+		return nil, err
+	}
+	var samples []verify.Sample
+	for index := 0; ; index++ {
+		frame, info, err := capture.ZeroCopyReadPacketData()
+		if errors.Is(err, io.EOF) && info.CaptureLength == 0 {
+			return samples, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read frame %d of %s: %w", index, name, err)
+		}
+		if s, ok := sample(fmt.Sprintf("%s#%d", name, index), append([]byte(nil), frame...)); ok {
+			samples = append(samples, s)
+		}
+	}
+}

@@ -1,0 +1,38 @@
+// Package kernel is the one place in xdphash that talks to the Linux kernel
+// through BPF and raw system calls (cilium/ebpf and x/sys/unix). Today it holds
+// the hash oracle; the AF_XDP sockets and XDP links belong here too.
+//
+// # Hash oracle
+//
+// HashOracle returns the running kernel's skb_get_hash of an Ethernet frame by
+// running a two-instruction SCHED_CLS program (call bpf_get_hash_recalc, exit)
+// over it with BPF_PROG_TEST_RUN. The kernel's SipHash key is drawn at boot and
+// cannot be read, so only the partition is comparable: frames with equal
+// kernel hashes are one flow to the kernel, and the kernel's hash is
+// direction-symmetric.
+//
+// The test run builds the skb like a transmit path: skb->protocol comes from
+// eth_type_trans (the Ethernet type if >= 0x0600, else 0x0001 when the payload
+// starts with FF FF and 0x0004 otherwise), the network header is at offset 14,
+// so the dissector's thoff counts from the Ethernet header. No hardware VLAN
+// tag is set: tags stay in the frame and are dissected from it.
+//
+// # Frames the test run refuses
+//
+// Measured on Linux 6.18.44 (x86-64, 4 KiB pages); each refusal is EINVAL from
+// BPF_PROG_TEST_RUN and comes back from Hash wrapped in ErrFrameRefused:
+//
+//   - fewer than 14 bytes (no whole Ethernet header);
+//   - more than 3712 bytes: the test run allocates one page for the skb
+//     (4096 minus 64 bytes of headroom minus 320 bytes of skb_shared_info);
+//   - Ethernet type 0x0800 with fewer than 20 bytes after the Ethernet header
+//     (the 20 bytes need not be a valid header: IHL, version and total length
+//     are not checked);
+//   - Ethernet type 0x86DD with fewer than 40 bytes after the Ethernet header.
+//
+// Nothing else is refused: every other Ethernet type, including 802.1Q/802.1AD
+// and PPPoE with a short or empty payload, and 802.3 length frames, is
+// accepted from 14 bytes on. A short IPv4 or IPv6 header can therefore be
+// tested behind a PPPoE session header, which the flow dissector follows
+// without writing any key of its own.
+package kernel

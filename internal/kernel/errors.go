@@ -1,0 +1,23 @@
+package kernel
+
+import "errors"
+
+// Errors returned by this package. They are wrapped with the step that failed;
+// test for them with errors.Is.
+var (
+	// ErrNotPermitted means the kernel refused an operation for lack of privilege.
+	// The wrapping error names the missing capabilities.
+	ErrNotPermitted = errors.New("not permitted")
+
+	// ErrNotSupported means the running kernel lacks a feature this package needs
+	// (BPF_PROG_TEST_RUN for SCHED_CLS programs, or the bpf_get_hash_recalc helper),
+	// or the platform is not Linux.
+	ErrNotSupported = errors.New("not supported")
+
+	// ErrFrameRefused means BPF_PROG_TEST_RUN refused a frame with EINVAL before
+	// running the program; see the package documentation for the frames it refuses.
+	ErrFrameRefused = errors.New("frame refused by the kernel")
+
+	// ErrClosed means the object was used after Close.
+	ErrClosed = errors.New("use after close")
+)
