@@ -101,6 +101,11 @@ func productFlow(key hash.Key, path dissectPath) verify.FlowFunc {
 	return verify.KernelFlow(key)
 }
 
+// subcommands are the constructors of the commands that register themselves
+// from their own file's init (run, report, pktgen, soak, bench), so that each
+// command lives in one file.
+var subcommands []func(*rootOptions) *cobra.Command
+
 // newRootCmdWith builds the command tree with flow as verify's xdphash side.
 func newRootCmdWith(flow flowFunc) *cobra.Command {
 	var opts rootOptions
@@ -118,6 +123,9 @@ results can be compared with the kernel's, frame by frame.`,
 	root.PersistentFlags().BoolVarP(&opts.verbose, "verbose", "v", false, "log debug messages")
 	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newDissectCmd(&opts), newVerifyCmd(&opts, flow))
+	for _, newCmd := range subcommands {
+		root.AddCommand(newCmd(&opts))
+	}
 	return root
 }
 

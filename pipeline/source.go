@@ -1,0 +1,92 @@
+package pipeline
+
+import (
+	"errors"
+	"time"
+)
+
+// ErrClosed is returned by Receive after Close.
+var ErrClosed = errors.New("source closed")
+
+// Batch is what one Receive call hands out: up to cap(Frames) frames of one
+// receive queue. Frames[i] is a view into the source's memory (for AF_XDP, the
+// UMEM), valid only until the next Receive on the same QueueSource: the caller
+// must finish with a frame, or copy it, before asking for more, and must never
+// hand a view to another goroutine.
+type Batch struct {
+	Frames [][]byte
+	// WireLen[i] is the frame's length on the wire (>= len(Frames[i]) when a
+	// capture was cut to its snap length).
+	WireLen []int
+	// Arrival[i] is when the frame arrived, in nanoseconds on the source's clock:
+	// the monotonic wall clock for live sources, the capture time (or a virtual
+	// clock) for files and synthetic traffic.
+	Arrival []int64
+}
+
+// NewBatch returns a batch able to hold n frames.
+func NewBatch(n int) *Batch {
+	return &Batch{Frames: make([][]byte, 0, n), WireLen: make([]int, 0, n), Arrival: make([]int64, 0, n)}
+}
+
+// Reset empties b, keeping its storage.
+func (b *Batch) Reset() {
+	b.Frames, b.WireLen, b.Arrival = b.Frames[:0], b.WireLen[:0], b.Arrival[:0]
+}
+
+// Len is the number of frames in b.
+func (b *Batch) Len() int { return len(b.Frames) }
+
+// Append adds a frame to b.
+func (b *Batch) Append(frame []byte, wireLen int, arrival int64) {
+	b.Frames = append(b.Frames, frame)
+	b.WireLen = append(b.WireLen, wireLen)
+	b.Arrival = append(b.Arrival, arrival)
+}
+
+// QueueSource is one receive queue: one goroutine calls Receive in a loop, as one
+// CPU runs one NIC queue's receive path.
+type QueueSource interface {
+	// Receive resets b and fills it with the next frames. It blocks until at
+	// least one frame is there, the source ends (io.EOF), or Close is called
+	// (ErrClosed). Frames of the previous batch are invalid from this call on.
+	Receive(b *Batch) error
+	// Queue is the receive queue's index.
+	Queue() int
+	// Stats returns the queue's counters so far; safe to call from any goroutine.
+	Stats() QueueStats
+}
+
+// Source is a set of receive queues.
+type Source interface {
+	Queues() []QueueSource
+	// Close stops every queue's Receive and undoes all setup (XDP programs,
+	// sockets); it is safe to call more than once and from any goroutine.
+	Close() error
+}
+
+// QueueStats counts one receive queue's traffic. Kernel-side drops are those the
+// source can learn of (AF_XDP's XDP_STATISTICS); other sources leave them zero.
+type QueueStats struct {
+	Frames uint64 `json:"frames"` // frames handed out
+	Bytes  uint64 `json:"bytes"`  // their wire bytes
+	// AF_XDP socket statistics (struct xdp_statistics).
+	RxDropped      uint64 `json:"rx_dropped"`       // dropped by the kernel for other reasons
+	RxInvalidDescs uint64 `json:"rx_invalid_descs"` // dropped: invalid descriptor
+	RxRingFull     uint64 `json:"rx_ring_full"`     // dropped: the RX ring was full
+	FillRingEmpty  uint64 `json:"fill_ring_empty"`  // times the fill ring had no frame for the kernel
+	TxInvalidDescs uint64 `json:"tx_invalid_descs"` // (transmit side, unused here)
+	TxRingEmpty    uint64 `json:"tx_ring_empty"`    // (transmit side, unused here)
+}
+
+// KernelDrops is the frames the kernel dropped before this queue saw them.
+func (s QueueStats) KernelDrops() uint64 { return s.RxDropped + s.RxInvalidDescs + s.RxRingFull }
+
+// Clock is nanoseconds since an arbitrary origin.
+type Clock func() int64
+
+// WallClock is the monotonic wall clock.
+func WallClock() Clock {
+	start := time.Now()
+	return func() int64 { return int64(time.Since(start)) }
+}
