@@ -1,0 +1,118 @@
+package queues
+
+import (
+	"time"
+
+	"github.com/xdphash/xdphash/dissect"
+	"github.com/xdphash/xdphash/pipeline"
+)
+
+// SchemaVersion is the version of the run statistics JSON (RunStats). Bump it
+// when a field changes meaning or disappears; adding fields keeps it.
+const SchemaVersion = 1
+
+// RunStats is what one run of the pipeline measured: written by `xdphash run
+// --out`, read by `xdphash report`. The engine fills the receive, steering and
+// worker parts; each worker's consumer fills its Consumer part.
+type RunStats struct {
+	SchemaVersion int       `json:"schema_version"`
+	Started       time.Time `json:"started"`
+	DurationNs    int64     `json:"duration_ns"`
+	Config        RunConfig `json:"config"`
+
+	Queues  []QueueReport    `json:"queues"`  // one per receive queue
+	Workers []WorkerReport   `json:"workers"` // one per worker
+	Shapes  dissect.Counters `json:"shapes"`  // dissector counters, all receive loops together
+	Windows []WindowReport   `json:"windows"` // per time window, in order
+
+	Accounting Accounting `json:"accounting"`
+}
+
+// RunConfig records how the run was set up.
+type RunConfig struct {
+	Source      string `json:"source"` // "afxdp:IFACE", "pcap:FILE", "synthetic:PROFILE"
+	Hash        string `json:"hash"`   // "kernel" or "toeplitz"
+	Symmetric   string `json:"symmetric,omitempty"`
+	Steer       string `json:"steer"`    // "rps" or "reta"
+	Consumer    string `json:"consumer"` // "fifo", "fq", "fq_codel"
+	Gates       string `json:"gates"`
+	CPUs        []int  `json:"cpus"`
+	RingSize    int    `json:"ring_size"`
+	FlowLimit   int    `json:"flow_limit,omitempty"`
+	ServiceRate string `json:"service_rate,omitempty"`
+	RxMode      string `json:"rx_mode,omitempty"` // what AF_XDP receive chose: "spin" or "poll"
+	Flows       int    `json:"flows,omitempty"`   // consumer flow buckets (fq_codel flows, fq orphan_mask+1)
+}
+
+// QueueReport is one receive queue.
+type QueueReport struct {
+	Queue int                 `json:"queue"`
+	Stats pipeline.QueueStats `json:"stats"`
+	// Steered[w] is the packets this queue's receive loop sent to worker w.
+	Steered []uint64 `json:"steered"`
+}
+
+// WorkerReport is one worker (one modelled CPU).
+type WorkerReport struct {
+	Worker   int               `json:"worker"`
+	CPU      int               `json:"cpu"` // -1 when not pinned
+	Packets  uint64            `json:"packets"`
+	Bytes    uint64            `json:"bytes"`
+	Drops    map[string]uint64 `json:"drops"` // before the consumer: "ring_full", "flow_limit"
+	Consumer ConsumerReport    `json:"consumer"`
+}
+
+// ConsumerReport is what a worker's consumer saw: its counters and the
+// fairness among the flows it served.
+type ConsumerReport struct {
+	ConsumerStats
+	Flows FlowReport `json:"flows"`
+	// Sojourn time percentiles (ns) of served packets: p50, p90, p99, max.
+	SojournNs map[string]int64 `json:"sojourn_ns,omitempty"`
+}
+
+// FlowReport describes the flows inside one consumer, with memory bounded
+// whatever the number of flows: exact per-bucket counts, a heavy-hitter sketch
+// for the top flows.
+type FlowReport struct {
+	Active     int       `json:"active"`           // flows (distinct hashes, estimated when large) served
+	Buckets    int       `json:"buckets"`          // buckets in use (fq_codel flow slots, fq orphan flows)
+	Collisions int       `json:"collisions"`       // buckets shared by more than one flow
+	Jain       float64   `json:"jain"`             // Jain's index of per-flow throughput over active flows
+	Shares     []float64 `json:"shares,omitempty"` // per-flow byte shares, largest first, capped
+	Top        []TopFlow `json:"top,omitempty"`
+}
+
+// TopFlow is one heavy hitter.
+type TopFlow struct {
+	Hash    uint32 `json:"hash"`
+	Src     string `json:"src"`
+	Dst     string `json:"dst"`
+	SPort   uint16 `json:"sport"`
+	DPort   uint16 `json:"dport"`
+	Proto   uint8  `json:"proto"`
+	Packets uint64 `json:"packets"`
+	Bytes   uint64 `json:"bytes"`
+	// ErrorBytes bounds the sketch's overestimate of Bytes.
+	ErrorBytes uint64 `json:"error_bytes,omitempty"`
+}
+
+// WindowReport is one time window of the run.
+type WindowReport struct {
+	StartNs       int64    `json:"start_ns"` // from the run's start
+	QueuePackets  []uint64 `json:"queue_packets"`
+	QueueBytes    []uint64 `json:"queue_bytes"`
+	WorkerPackets []uint64 `json:"worker_packets"`
+	WorkerBytes   []uint64 `json:"worker_bytes"`
+	WorkerBacklog []int    `json:"worker_backlog"` // consumer queue depth at the window's end
+	WorkerDrops   []uint64 `json:"worker_drops"`   // every drop in the window, all stages
+}
+
+// Accounting adds up: Received = Processed + the sum of Dropped, exactly.
+type Accounting struct {
+	Received  uint64            `json:"received"`  // frames the receive loops took off the sources
+	Processed uint64            `json:"processed"` // frames a consumer served, or still holds at the end
+	Dropped   map[string]uint64 `json:"dropped"`   // by "stage/reason": "ring/full", "worker/flow_limit", "consumer/codel", ...
+	// KernelDrops are drops before the receive loop (AF_XDP ring full, ...), not part of Received.
+	KernelDrops map[string]uint64 `json:"kernel_drops"`
+}
