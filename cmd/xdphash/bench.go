@@ -1,0 +1,77 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/xdphash/xdphash/bench"
+	"github.com/xdphash/xdphash/internal/kernel"
+)
+
+func init() { subcommands = append(subcommands, newBenchCmd) }
+
+func newBenchCmd(root *rootOptions) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure xdphash's hot paths on this machine",
+	}
+	var (
+		rounds  int
+		perTime time.Duration
+		jsonOut string
+	)
+	dissectCmd := &cobra.Command{
+		Use:   "dissect",
+		Short: "A/B table: slow path, fast paths and gopacket on the same frames",
+		Long: `Bench dissect runs one frame per fast-path shape, and the all-shapes mix,
+through the slow path, the fast paths (a Dissector with every gate open) and
+gopacket's DecodingLayerParser with a 5-tuple extracted. The contenders are
+measured round by round, interleaved, so the machine's noise hits them alike;
+the table gives medians. It also measures what an open gate costs on a frame of
+its class that its fast path declines.`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			rep := bench.Dissect(bench.Options{Rounds: rounds, PerTime: perTime})
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "machine: %s; %d CPUs; kernel %s; %s\n\n", cpuModel(), runtime.NumCPU(), kernel.Release(), runtime.Version())
+			if err := bench.WriteTable(out, rep); err != nil {
+				return err
+			}
+			if jsonOut != "" {
+				b, err := json.MarshalIndent(rep, "", "  ")
+				if err != nil {
+					return err
+				}
+				if err := os.WriteFile(jsonOut, append(b, '\n'), 0o644); err != nil {
+					return fmt.Errorf("write %s: %w", jsonOut, err)
+				}
+			}
+			return nil
+		},
+	}
+	dissectCmd.Flags().IntVar(&rounds, "rounds", 7, "interleaved rounds (at least 5); medians are reported")
+	dissectCmd.Flags().DurationVar(&perTime, "per", 50*time.Millisecond, "time of one measurement")
+	dissectCmd.Flags().StringVar(&jsonOut, "json", "", "also write the results as JSON to this file")
+	cmd.AddCommand(dissectCmd)
+	return cmd
+}
+
+// cpuModel is the first "model name" of /proc/cpuinfo.
+func cpuModel() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return runtime.GOARCH
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if name, ok := strings.CutPrefix(line, "model name"); ok {
+			return strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(name), ":"))
+		}
+	}
+	return runtime.GOARCH
+}
