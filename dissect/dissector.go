@@ -185,10 +185,21 @@ func (d *Dissector) Counters() Counters { return d.counters }
 // default ones. Frames of other shapes never pay for an open gate: a gate costs
 // only its declines, on frames of its own class that its fast path does not cover.
 //
-// The classification is written out here rather than called, and each fast path
-// is called directly: on eth+IPv4+TCP the two calls saved are a third of the
-// fast path's time.
+// The most common frame of all, eth+IPv4+TCP/UDP, is tried first in a body small
+// enough for the compiler to inline into the receive loop; everything else,
+// including its declines (counted there), goes through dissectClass.
 func (d *Dissector) DissectFrame(keys *FlowKeys, frame []byte) (bool, Path) {
+	if d.open&(1<<ShapeEthIP) != 0 && d.auto == nil && fastEthIPv4(keys, frame) {
+		d.counters.Shape[ShapeEthIP].Fast++
+		return true, FastPath(ShapeEthIP)
+	}
+	return d.dissectClass(keys, frame)
+}
+
+// dissectClass classifies a frame and runs its class's fast path or the slow
+// path. The classification is written out here rather than called, and each
+// fast path is called directly: the calls saved are a fifth of a fast path's time.
+func (d *Dissector) dissectClass(keys *FlowKeys, frame []byte) (bool, Path) {
 	if d.auto != nil {
 		d.auto.tick(d)
 	}

@@ -92,21 +92,31 @@ func fastEthIPv4(keys *FlowKeys, f []byte) bool {
 	const (
 		ip    = EthernetHdrLen
 		ports = ip + ipv4MinHdrLen
+		// Little-endian words over frame bytes 12..19 and 20..27: the masks keep
+		// the ethertype and the IHL nibble, then the MF bit, the fragment offset
+		// and the protocol. One compare each instead of five.
+		typeIHLMask = 0x0f_ffff
+		typeIHL5    = 0x05_0008 // 08 00, IHL 5
+		fragMask    = 0xff3f    // MF and offset, as they lie in bytes 20..21
 	)
-	if len(f) < ports+portsLen || binary.BigEndian.Uint16(f[12:]) != EtherTypeIPv4 {
+	if len(f) < ports+portsLen {
 		return false
 	}
-	b := f[ip : ports+portsLen]
-	p := b[ipv4Protocol]
-	if b[ipv4VerIHL]&0x0f != 5 || binary.BigEndian.Uint16(b[ipv4FragOff:])&(ipv4MoreFrags|ipv4OffsetMsk) != 0 ||
-		(p != ipProtoTCP && p != ipProtoUDP) {
+	f = f[:ports+portsLen]
+	le := binary.LittleEndian
+	if le.Uint32(f[12:])&typeIHLMask != typeIHL5 {
+		return false
+	}
+	w := le.Uint32(f[ip+ipv4FragOff:])
+	p := uint8(w >> 24)
+	if w&fragMask != 0 || (p != ipProtoTCP && p != ipProtoUDP) {
 		return false
 	}
 	*keys = FlowKeys{}
 	putControl(keys, ports, AddrIPv4, 0)
-	binary.LittleEndian.PutUint32(keys[OffNProto:], basicWord(EtherTypeIPv4, p))
-	copy(keys[OffPorts:OffPorts+4], b[20:24])
-	copy(keys[OffIPv4Src:OffIPv4Src+8], b[ipv4SrcAddr:ipv4SrcAddr+8])
+	le.PutUint32(keys[OffNProto:], basicWord(EtherTypeIPv4, p))
+	copy(keys[OffPorts:OffPorts+4], f[ports:ports+portsLen])
+	copy(keys[OffIPv4Src:OffIPv4Src+8], f[ip+ipv4SrcAddr:ip+ipv4SrcAddr+8])
 	return true
 }
 
