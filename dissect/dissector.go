@@ -185,11 +185,12 @@ func (d *Dissector) Counters() Counters { return d.counters }
 // default ones. Frames of other shapes never pay for an open gate: a gate costs
 // only its declines, on frames of its own class that its fast path does not cover.
 //
-// The most common frame of all, eth+IPv4+TCP/UDP, is tried first in a body small
-// enough for the compiler to inline into the receive loop; everything else,
-// including its declines (counted there), goes through dissectClass.
+// The most common frame of all, eth+IPv4+TCP/UDP, is tried first, after a check
+// of the ethertype made here so that other frames skip the call; everything
+// else, including its declines (counted there), goes through dissectClass.
 func (d *Dissector) DissectFrame(keys *FlowKeys, frame []byte) (bool, Path) {
-	if d.open&(1<<ShapeEthIP) != 0 && d.auto == nil && fastEthIPv4(keys, frame) {
+	if d.open&(1<<ShapeEthIP) != 0 && d.auto == nil && len(frame) > 13 && frame[12] == 0x08 && frame[13] == 0x00 &&
+		fastEthIPv4(keys, frame) {
 		d.counters.Shape[ShapeEthIP].Fast++
 		return true, FastPath(ShapeEthIP)
 	}
@@ -198,7 +199,8 @@ func (d *Dissector) DissectFrame(keys *FlowKeys, frame []byte) (bool, Path) {
 
 // dissectClass classifies a frame and runs its class's fast path or the slow
 // path. The classification is written out here rather than called, and each
-// fast path is called directly: the calls saved are a fifth of a fast path's time.
+// fast path is called directly, not through runFast: every call level saved is
+// about a nanosecond, a tenth of a fast path's time.
 func (d *Dissector) dissectClass(keys *FlowKeys, frame []byte) (bool, Path) {
 	if d.auto != nil {
 		d.auto.tick(d)
@@ -213,14 +215,6 @@ func (d *Dissector) dissectClass(keys *FlowKeys, frame []byte) (bool, Path) {
 		s = ShapeEthIP
 		if len(frame) >= EthernetHdrLen+ipv4MinHdrLen {
 			s, _ = ipShape(frame[EthernetHdrLen+ipv4Protocol])
-		}
-		if s == ShapeEthIP && d.open&(1<<ShapeEthIP) != 0 {
-			if fastEthIPv4(keys, frame) {
-				d.counters.Shape[ShapeEthIP].Fast++
-				return true, FastPath(ShapeEthIP)
-			}
-			d.counters.Shape[ShapeEthIP].Declined++
-			return d.slow(ShapeEthIP, keys, frame)
 		}
 	case EtherTypeIPv6:
 		s = ShapeEthIP
@@ -240,15 +234,34 @@ func (d *Dissector) dissectClass(keys *FlowKeys, frame []byte) (bool, Path) {
 		d.counters.Other++
 		return DissectFrame(keys, frame, d.flags), PathSlow
 	}
-	if d.open.Has(s) {
-		if runFast(s, keys, frame) {
-			d.counters.Shape[s].Fast++
-			return true, FastPath(s)
+	if !d.open.Has(s) {
+		if d.auto != nil {
+			d.auto.probe(s, frame)
 		}
-		d.counters.Shape[s].Declined++
-	} else if d.auto != nil {
-		d.auto.probe(s, frame)
+		return d.slow(s, keys, frame)
 	}
+	var hit bool
+	switch s {
+	case ShapeEthIP:
+		hit = fastEthIPv4(keys, frame) || fastEthIPv6(keys, frame)
+	case ShapeVLAN:
+		hit = fastVLAN(keys, frame)
+	case ShapeQinQ:
+		hit = fastQinQ(keys, frame)
+	case ShapePPPoE:
+		hit = fastPPPoE(keys, frame)
+	case ShapeMPLS:
+		hit = fastMPLS(keys, frame)
+	case ShapeIPIP:
+		hit = fastTunnel(keys, frame, ipProtoIPIP)
+	case ShapeGRE:
+		hit = fastTunnel(keys, frame, ipProtoGRE)
+	}
+	if hit {
+		d.counters.Shape[s].Fast++
+		return true, FastPath(s)
+	}
+	d.counters.Shape[s].Declined++
 	return d.slow(s, keys, frame)
 }
 

@@ -74,17 +74,6 @@ func fastIPv6L4(keys *FlowKeys, f []byte, off int, ctl ControlFlags) bool {
 	return true
 }
 
-// fastIPL4 is fastIPv4L4 or fastIPv6L4 by ethertype.
-func fastIPL4(keys *FlowKeys, f []byte, proto uint16, off int) bool {
-	switch proto {
-	case EtherTypeIPv4:
-		return fastIPv4L4(keys, f, off, 0)
-	case EtherTypeIPv6:
-		return fastIPv6L4(keys, f, off, 0)
-	}
-	return false
-}
-
 // fastEthIPv4 is the eth_ip shape with IPv4: fastIPv4L4 written out at constant
 // offsets, for the most common frame of all (the call and the variable offset cost
 // a fifth of its time).
@@ -140,11 +129,17 @@ func fastVLAN(keys *FlowKeys, f []byte) bool {
 	if len(f) < EthernetHdrLen+vlanHdrLen || !isVLANType(binary.BigEndian.Uint16(f[12:])) {
 		return false
 	}
-	if !fastIPL4(keys, f, binary.BigEndian.Uint16(f[16:]), EthernetHdrLen+vlanHdrLen) {
-		return false
+	var ok bool
+	switch binary.BigEndian.Uint16(f[16:]) {
+	case EtherTypeIPv4:
+		ok = fastIPv4L4(keys, f, EthernetHdrLen+vlanHdrLen, 0)
+	case EtherTypeIPv6:
+		ok = fastIPv6L4(keys, f, EthernetHdrLen+vlanHdrLen, 0)
 	}
-	putVLAN(keys, f[12:18])
-	return true
+	if ok {
+		putVLAN(keys, f[12:18])
+	}
+	return ok
 }
 
 // fastQinQ is the qinq shape: two tags (only the outer one is stored), then IP and
@@ -154,11 +149,17 @@ func fastQinQ(keys *FlowKeys, f []byte) bool {
 		!isVLANType(binary.BigEndian.Uint16(f[16:])) {
 		return false
 	}
-	if !fastIPL4(keys, f, binary.BigEndian.Uint16(f[20:]), EthernetHdrLen+2*vlanHdrLen) {
-		return false
+	var ok bool
+	switch binary.BigEndian.Uint16(f[20:]) {
+	case EtherTypeIPv4:
+		ok = fastIPv4L4(keys, f, EthernetHdrLen+2*vlanHdrLen, 0)
+	case EtherTypeIPv6:
+		ok = fastIPv6L4(keys, f, EthernetHdrLen+2*vlanHdrLen, 0)
 	}
-	putVLAN(keys, f[12:18])
-	return true
+	if ok {
+		putVLAN(keys, f[12:18])
+	}
+	return ok
 }
 
 // fastPPPoE is the pppoe shape: a valid PPPoE session header carrying IPv4 or
