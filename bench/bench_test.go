@@ -13,18 +13,14 @@ func BenchmarkDissect(b *testing.B) {
 		for name, fn := range contenders([][]byte{c.Frame}) {
 			b.Run(c.Name+"/"+string(name), func(b *testing.B) {
 				b.ReportAllocs()
-				for b.Loop() {
-					fn()
-				}
+				fn(b.N)
 			})
 		}
 	}
 	for name, fn := range contenders(Mix()) {
 		b.Run("mix/"+string(name), func(b *testing.B) {
 			b.ReportAllocs()
-			for b.Loop() {
-				fn()
-			}
+			fn(b.N)
 		})
 	}
 }

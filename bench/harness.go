@@ -53,15 +53,17 @@ type Options struct {
 	PerTime time.Duration // target duration of one measurement
 }
 
-// timeLoop measures fn's time per call: it grows the iteration count until one
+// loop runs its contender n times over its frames. The loop is inside the
+// function, so a measurement does not include an indirect call per frame.
+type loop func(n int)
+
+// timeLoop measures fn's time per frame: it grows the iteration count until one
 // measurement takes at least d, as testing.B does, without its flags.
-func timeLoop(d time.Duration, fn func()) float64 {
+func timeLoop(d time.Duration, fn loop) float64 {
 	n := 1000
 	for {
 		start := time.Now()
-		for range n {
-			fn()
-		}
+		fn(n)
 		el := time.Since(start)
 		if el >= d || n >= 1<<30 {
 			return float64(el.Nanoseconds()) / float64(n)
@@ -77,37 +79,61 @@ func median(v []float64) float64 {
 	return s[len(s)/2]
 }
 
-// roundRobin returns a function that gives fn the frames in turn, one per call.
-func roundRobin(frames [][]byte, fn func([]byte)) func() {
-	if len(frames) == 1 {
-		f := frames[0]
-		return func() { fn(f) }
+// cycle returns the i-th frame and the next index, going round frames.
+func cycle(frames [][]byte, i int) ([]byte, int) {
+	f := frames[i]
+	if i++; i == len(frames) {
+		i = 0
 	}
-	i := 0
-	return func() {
-		fn(frames[i])
-		if i++; i == len(frames) {
-			i = 0
-		}
-	}
+	return f, i
 }
 
-// contenders returns each contender's per-frame function over frames.
-func contenders(frames [][]byte) map[Contender]func() {
+// contenders returns each contender's loop over frames, taken in turn.
+func contenders(frames [][]byte) map[Contender]loop {
 	var k dissect.FlowKeys
 	var t FiveTuple
 	fast := dissect.NewDissector(dissect.DefaultFlags, dissect.AllGates)
 	gp := NewGopacketParser()
-	return map[Contender]func(){
-		Slow:     roundRobin(frames, func(f []byte) { dissect.DissectFrame(&k, f, dissect.DefaultFlags) }),
-		Fast:     roundRobin(frames, func(f []byte) { fast.DissectFrame(&k, f) }),
-		Gopacket: roundRobin(frames, func(f []byte) { gp.Parse(f, &t) }),
+	return map[Contender]loop{
+		Slow: func(n int) {
+			var f []byte
+			for i, j := 0, 0; i < n; i++ {
+				f, j = cycle(frames, j)
+				dissect.DissectFrame(&k, f, dissect.DefaultFlags)
+			}
+		},
+		Fast: func(n int) {
+			var f []byte
+			for i, j := 0, 0; i < n; i++ {
+				f, j = cycle(frames, j)
+				fast.DissectFrame(&k, f)
+			}
+		},
+		Gopacket: func(n int) {
+			var f []byte
+			for i, j := 0, 0; i < n; i++ {
+				f, j = cycle(frames, j)
+				gp.Parse(f, &t)
+			}
+		},
 	}
 }
 
-// measurement is one cell of the table: a function and its times over rounds.
+// dissectorLoop runs d over frames.
+func dissectorLoop(d *dissect.Dissector, frames [][]byte) loop {
+	var k dissect.FlowKeys
+	return func(n int) {
+		var f []byte
+		for i, j := 0, 0; i < n; i++ {
+			f, j = cycle(frames, j)
+			d.DissectFrame(&k, f)
+		}
+	}
+}
+
+// measurement is one cell of the table: a loop and its times over rounds.
 type measurement struct {
-	fn    func()
+	fn    loop
 	times []float64
 }
 
@@ -119,7 +145,7 @@ func Dissect(opt Options) Report {
 		opt.PerTime = 20 * time.Millisecond
 	}
 	var cells []*measurement
-	add := func(fn func()) *measurement {
+	add := func(fn loop) *measurement {
 		m := &measurement{fn: fn}
 		cells = append(cells, m)
 		return m
@@ -151,13 +177,12 @@ func Dissect(opt Options) Report {
 	var declines []declineCells
 	for s := range dissect.NumShapes {
 		other := [][]byte{dissect.NearMissFrame(s)}
-		var k dissect.FlowKeys
 		closed := dissect.NewDissector(dissect.DefaultFlags, dissect.NoGates)
 		opened := dissect.NewDissector(dissect.DefaultFlags, dissect.NoGates.With(s))
 		declines = append(declines, declineCells{
 			shape:  s,
-			closed: add(roundRobin(other, func(f []byte) { closed.DissectFrame(&k, f) })),
-			opened: add(roundRobin(other, func(f []byte) { opened.DissectFrame(&k, f) })),
+			closed: add(dissectorLoop(closed, other)),
+			opened: add(dissectorLoop(opened, other)),
 		})
 	}
 
@@ -172,7 +197,7 @@ func Dissect(opt Options) Report {
 		r := Row{Case: cc.name, Path: cc.path, Ns: map[Contender]float64{}, Allocs: map[Contender]float64{}}
 		for c, m := range cc.by {
 			r.Ns[c] = median(m.times)
-			r.Allocs[c] = testing.AllocsPerRun(100, m.fn)
+			r.Allocs[c] = testing.AllocsPerRun(100, func() { m.fn(1) })
 		}
 		rep.Rows = append(rep.Rows, r)
 	}
