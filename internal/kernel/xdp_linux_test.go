@@ -1,0 +1,241 @@
+package kernel
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/xdphash/xdphash/internal/testenv"
+	"github.com/xdphash/xdphash/internal/vethlab"
+)
+
+// newLab creates a namespace and veth pair, removed when the test ends.
+func newLab(tb testing.TB, queues int) *vethlab.Lab {
+	tb.Helper()
+	testenv.RequireRoot(tb)
+	lab, err := vethlab.New(vethlab.Config{Queues: queues})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		if err := lab.Close(); err != nil {
+			tb.Error(err)
+		}
+	})
+	return lab
+}
+
+// attached is the mode of the XDP program on interface ifindex, 0 for none.
+func attached(tb testing.TB, ifindex int) XDPMode {
+	tb.Helper()
+	mode, _, err := AttachedXDP(ifindex)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return mode
+}
+
+func TestHaveXDPLinks(t *testing.T) {
+	testenv.RequireRoot(t)
+	err := HaveXDPLinks()
+	var major, minor int
+	if _, serr := fmt.Sscanf(Release(), "%d.%d", &major, &minor); serr != nil {
+		t.Fatalf("parse release %q: %v", Release(), serr)
+	}
+	if want := major > 5 || major == 5 && minor >= 9; (err == nil) != want {
+		t.Errorf("HaveXDPLinks() = %v on %s, want supported = %v", err, Release(), want)
+	}
+	if attached(t, loopbackIfindex) != 0 {
+		t.Error("the probe left an XDP program on lo")
+	}
+}
+
+func TestXSKRedirectAttach(t *testing.T) {
+	tests := []struct {
+		name    string
+		mode    XDPMode
+		netlink bool
+	}{
+		{"native link", XDPNative, false},
+		{"generic link", XDPGeneric, false},
+		{"native netlink", XDPNative, true},
+		{"generic netlink", XDPGeneric, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lab := newLab(t, 2)
+			forceNetlinkAttach = tt.netlink
+			defer func() { forceNetlinkAttach = false }()
+			r, err := LoadXSKRedirect(lab.Queues)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			if err := r.Attach(lab.HostIndex, tt.mode); err != nil {
+				t.Fatal(err)
+			}
+			mode, id, err := AttachedXDP(lab.HostIndex)
+			if info, ierr := r.prog.Info(); err != nil || ierr != nil || mode != tt.mode {
+				t.Errorf("AttachedXDP() = %v, %d, %v; want %v (program info: %v)", mode, id, err, tt.mode, ierr)
+			} else if want, _ := info.ID(); uint32(want) != id {
+				t.Errorf("program %d attached, want ours, %d", id, want)
+			}
+			if r.ViaLink() == tt.netlink || r.Mode() != tt.mode {
+				t.Errorf("ViaLink() = %v, Mode() = %v; want %v, %v", r.ViaLink(), r.Mode(), !tt.netlink, tt.mode)
+			}
+			// A second program is refused, whichever way it comes.
+			other, err := LoadXSKRedirect(lab.Queues)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := other.Attach(lab.HostIndex, tt.mode); err == nil || !strings.Contains(err.Error(), "another XDP program is attached") {
+				t.Errorf("second Attach: %v, want another program attached", err)
+			}
+			other.Close()
+			if _, got, _ := AttachedXDP(lab.HostIndex); got != id {
+				t.Errorf("after the refused second program, program %d is attached, want %d", got, id)
+			}
+			if err := r.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := r.Close(); err != nil {
+				t.Errorf("second Close: %v", err)
+			}
+			if got := attached(t, lab.HostIndex); got != 0 {
+				t.Errorf("after Close a program is attached in %v mode", got)
+			}
+		})
+	}
+}
+
+// TestXSKRedirectNativeUnsupported attaches in native mode to the lab
+// namespace's own lo, which has no native XDP.
+func TestXSKRedirectNativeUnsupported(t *testing.T) {
+	lab := newLab(t, 1)
+	r, err := LoadXSKRedirect(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	err = lab.InPeer(func() error { return r.Attach(loopbackIfindex, XDPNative) })
+	if !errors.Is(err, ErrNotSupported) || !strings.Contains(err.Error(), "use --xdp-mode generic") {
+		t.Errorf("native Attach to lo: %v, want ErrNotSupported and a hint for generic mode", err)
+	}
+}
+
+func TestXSKSetup(t *testing.T) {
+	lab := newLab(t, 2)
+	s, err := NewXSK(lab.HostIndex, 1, XSKConfig{Frames: 64, RingSize: 32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Free() != 32 || s.Held() != 0 || s.Queue() != 1 {
+		t.Errorf("after setup: %d frames free, %d held, queue %d; want 32 (64 less a full fill ring), 0, 1", s.Free(), s.Held(), s.Queue())
+	}
+	if n := s.Receive(8); n != 0 {
+		t.Errorf("Receive with no traffic: %d frames", n)
+	}
+	if st, err := s.Statistics(); err != nil || st != (XSKStatistics{}) {
+		t.Errorf("Statistics() = %+v, %v; want zeros", st, err)
+	}
+	if n := countMappings(t, s.ino); n != 3 {
+		t.Errorf("%d mappings of the socket, want 3 (fill, completion and RX rings)", n)
+	}
+	ino := s.ino
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if n := countMappings(t, ino); n != 0 {
+		t.Errorf("%d mappings of the socket after Close", n)
+	}
+	// The queue is free again at once (after the kernel's deferred release).
+	s, err = NewXSK(lab.HostIndex, 1, XSKConfig{Frames: 64, RingSize: 32})
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	s.Close()
+}
+
+// TestXSKFailedBindUnmaps binds with zero-copy on veth, which refuses it after
+// the library mapped the rings: nothing may stay mapped.
+func TestXSKFailedBindUnmaps(t *testing.T) {
+	lab := newLab(t, 1)
+	before, err := socketMappings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = NewXSK(lab.HostIndex, 0, XSKConfig{Frames: 64, RingSize: 32, ZeroCopy: true})
+	if !errors.Is(err, ErrNotSupported) {
+		t.Fatalf("zero-copy on veth: %v, want ErrNotSupported", err)
+	}
+	after, err := socketMappings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != len(before) {
+		t.Errorf("%d socket mappings after the failed bind, %d before", len(after), len(before))
+	}
+}
+
+func countMappings(tb testing.TB, ino uint64) int {
+	tb.Helper()
+	maps, err := socketMappings()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	n := 0
+	for _, m := range maps {
+		if m.ino == ino {
+			n++
+		}
+	}
+	return n
+}
+
+func TestXSKConfigWithDefaults(t *testing.T) {
+	tests := []struct {
+		name    string
+		cfg     XSKConfig
+		wantErr string
+	}{
+		{"zero", XSKConfig{}, ""},
+		{"4096-byte frames", XSKConfig{FrameSize: 4096}, ""},
+		{"1024-byte frames", XSKConfig{FrameSize: 1024}, "frame size 1024"},
+		{"3000-byte frames", XSKConfig{FrameSize: 3000}, "frame size 3000"},
+		{"8192-byte frames", XSKConfig{FrameSize: 8192}, "frame size 8192"},
+		{"ring of 1000", XSKConfig{RingSize: 1000}, "ring size 1000"},
+		{"negative frames", XSKConfig{Frames: -1}, "-1 frames"},
+		{"4 GiB UMEM", XSKConfig{Frames: 1 << 21}, "frames of 2048 bytes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := tt.cfg.WithDefaults()
+			if tt.wantErr == "" {
+				if err != nil || got.Frames == 0 || got.FrameSize == 0 || got.RingSize == 0 {
+					t.Errorf("WithDefaults() = %+v, %v", got, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("WithDefaults() error %v, want one saying %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestRXQueues(t *testing.T) {
+	lab := newLab(t, 3)
+	if n, err := RXQueues(lab.Host); n != 3 || err != nil {
+		t.Errorf("RXQueues(%s) = %d, %v; want 3", lab.Host, n, err)
+	}
+	if n, err := ethtoolRXChannels(lab.Host); n != 3 || err != nil {
+		t.Errorf("ethtool channels of %s: %d, %v; want 3", lab.Host, n, err)
+	}
+	if _, err := RXQueues("xhlnone0"); err == nil {
+		t.Error("RXQueues of a missing interface succeeded")
+	}
+}

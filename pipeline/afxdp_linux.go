@@ -1,0 +1,307 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/xdphash/xdphash/internal/kernel"
+)
+
+// AFXDP is a Source of AF_XDP sockets, one per chosen receive queue of an
+// interface, fed by an XDP program that redirects each queue's frames to its
+// socket and passes the other queues' frames on to the kernel's stack.
+// OpenAFXDP returns one.
+//
+// The program is attached through a BPF link (Linux 5.9), which the kernel
+// detaches when the process dies, SIGKILL included; on older kernels it is
+// attached through netlink and only Close detaches it (ViaLink says which).
+type AFXDP struct {
+	iface    string
+	mode     XDPMode
+	rxMode   RxMode
+	viaLink  bool
+	redirect *kernel.XSKRedirect
+	queues   []*afxdpQueue
+	sources  []QueueSource
+
+	closed   atomic.Bool // set first thing in Close: Receive calls return
+	closeMu  sync.Mutex
+	isClosed bool // guarded by closeMu
+	closeErr error
+}
+
+// afxdpQueue is one queue's socket.
+type afxdpQueue struct {
+	src   *AFXDP
+	xsk   *kernel.XSK
+	queue int
+	batch int
+	spin  bool
+	clock Clock
+
+	// mu is held by Receive from start to end, so that Close, which takes
+	// it, never tears the socket down under a Receive.
+	mu sync.Mutex
+	// holding: the caller has the frames of the last batch (guarded by mu).
+	holding bool
+	// shut: Close has closed the socket (guarded by mu). When the caller
+	// held a batch then, the UMEM stays mapped until its next Receive.
+	shut bool
+
+	// Counted per batch, read by Stats from any goroutine.
+	frames, bytes atomic.Uint64
+
+	// statsMu keeps Close from closing the socket under Stats' getsockopt.
+	statsMu sync.Mutex
+	final   *QueueStats // guarded by statsMu: the counters at Close
+}
+
+// OpenAFXDP opens AF_XDP sockets on cfg.Queues of cfg.Iface and attaches the
+// XDP program that feeds them. Errors say what to do: a missing interface or
+// queue, missing privileges (CAP_NET_ADMIN, CAP_BPF and CAP_NET_RAW, or
+// root), a driver without native XDP or zero-copy. Everything set up is
+// undone when it fails, and by Close.
+func OpenAFXDP(cfg AFXDPConfig) (Source, error) {
+	s, err := openAFXDP(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func openAFXDP(cfg AFXDPConfig) (_ *AFXDP, err error) {
+	cfg, err = cfg.withDefaults()
+	if err != nil {
+		return nil, fmt.Errorf("open AF_XDP: %w", err)
+	}
+	xcfg := kernel.XSKConfig{Frames: cfg.Frames, FrameSize: cfg.FrameSize, RingSize: cfg.RingSize, ZeroCopy: cfg.ZeroCopy}
+	if _, err := xcfg.WithDefaults(); err != nil {
+		return nil, fmt.Errorf("open AF_XDP: %w: %w", ErrAFXDPConfig, err)
+	}
+	ifi, err := net.InterfaceByName(cfg.Iface)
+	if err != nil {
+		return nil, fmt.Errorf("open AF_XDP on %s: %w: see `ip link`", cfg.Iface, ErrNoInterface)
+	}
+	n, err := kernel.RXQueues(cfg.Iface)
+	if err != nil {
+		return nil, fmt.Errorf("open AF_XDP on %s: %w", cfg.Iface, err)
+	}
+	queues := cfg.Queues
+	if queues == nil {
+		queues = make([]int, n)
+		for i := range queues {
+			queues[i] = i
+		}
+	}
+	if len(queues) == 0 {
+		return nil, fmt.Errorf("open AF_XDP on %s: %w: an empty queue list", cfg.Iface, ErrAFXDPConfig)
+	}
+	for _, q := range queues {
+		if q < 0 || q >= n {
+			return nil, fmt.Errorf("open AF_XDP on %s: %w: queue %d does not exist on %s (it has %d RX queues, 0-%d)", cfg.Iface, ErrNoQueue, q, cfg.Iface, n, n-1)
+		}
+	}
+	// Room for the MTU, an Ethernet header with one VLAN tag, and the
+	// kernel's headroom: a larger frame is dropped (rx_dropped).
+	if need := ifi.MTU + 18 + kernel.XSKHeadroom; need > cfg.FrameSize {
+		return nil, fmt.Errorf("open AF_XDP on %s: %w: frame size %d cannot hold the MTU %d (%d bytes with headers and the kernel's %d-byte headroom): use a larger frame size or lower the MTU",
+			cfg.Iface, ErrAFXDPConfig, cfg.FrameSize, ifi.MTU, need, kernel.XSKHeadroom)
+	}
+
+	s := &AFXDP{iface: cfg.Iface, mode: cfg.Mode, rxMode: chooseRxMode(cfg.RxMode, len(queues), cfg.Workers, runtime.NumCPU())}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	if s.redirect, err = kernel.LoadXSKRedirect(n); err != nil {
+		if !errors.Is(err, kernel.ErrNotPermitted) {
+			err = fmt.Errorf("open AF_XDP on %s: %w", cfg.Iface, err)
+		}
+		return nil, privilegeHint(cfg.Iface, err)
+	}
+	mode := kernel.XDPNative
+	if cfg.Mode == XDPGeneric {
+		mode = kernel.XDPGeneric
+	}
+	if err := s.redirect.Attach(ifi.Index, mode); err != nil {
+		return nil, privilegeHint(cfg.Iface, err)
+	}
+	s.viaLink = s.redirect.ViaLink()
+	clock := WallClock()
+	for _, qi := range queues {
+		xsk, err := kernel.NewXSK(ifi.Index, qi, xcfg)
+		if err != nil {
+			return nil, privilegeHint(cfg.Iface, err)
+		}
+		q := &afxdpQueue{src: s, xsk: xsk, queue: qi, batch: cfg.Batch, spin: s.rxMode == RxSpin, clock: clock}
+		s.queues = append(s.queues, q)
+		s.sources = append(s.sources, q)
+		if err := s.redirect.Register(xsk); err != nil {
+			return nil, fmt.Errorf("open AF_XDP on %s: %w", cfg.Iface, err)
+		}
+	}
+	return s, nil
+}
+
+// privilegeHint adds the whole list of what AF_XDP needs to a refusal for
+// lack of privilege, which names only what the failed step lacked. Other
+// errors of a setup step already name the interface.
+func privilegeHint(iface string, err error) error {
+	if errors.Is(err, kernel.ErrNotPermitted) {
+		return fmt.Errorf("open AF_XDP on %s (needs CAP_NET_ADMIN, CAP_BPF and CAP_NET_RAW: run as root): %w", iface, err)
+	}
+	return err
+}
+
+// InterfaceQueues is the number of receive queues of interface iface: the
+// queues AFXDPConfig.Queues may name are 0 to InterfaceQueues-1.
+func InterfaceQueues(iface string) (int, error) {
+	if _, err := net.InterfaceByName(iface); err != nil {
+		return 0, fmt.Errorf("count RX queues of %s: %w: see `ip link`", iface, ErrNoInterface)
+	}
+	return kernel.RXQueues(iface)
+}
+
+// Queues returns one QueueSource per opened queue, in the order of
+// AFXDPConfig.Queues.
+func (s *AFXDP) Queues() []QueueSource { return s.sources }
+
+// Iface is the interface the source receives on.
+func (s *AFXDP) Iface() string { return s.iface }
+
+// Mode is the mode the XDP program runs in.
+func (s *AFXDP) Mode() XDPMode { return s.mode }
+
+// RxMode is how Receive waits, RxSpin or RxPoll: RxAuto resolved.
+func (s *AFXDP) RxMode() RxMode { return s.rxMode }
+
+// ViaLink tells whether the XDP program is attached through a BPF link, which
+// the kernel removes when the process dies; false means netlink (before Linux
+// 5.9), which a process killed before Close leaves attached.
+func (s *AFXDP) ViaLink() bool { return s.viaLink }
+
+// Close ends every Receive (they return ErrClosed), closes the sockets,
+// detaches the XDP program and closes it and its map. A queue whose caller
+// still holds the frames of its last batch keeps its UMEM mapped until its
+// next Receive, so that those frames stay readable. Close is safe to call more
+// than once and from any goroutine.
+func (s *AFXDP) Close() error {
+	s.closeMu.Lock()
+	defer s.closeMu.Unlock()
+	if s.isClosed {
+		return s.closeErr
+	}
+	s.isClosed = true
+	s.closed.Store(true)
+	var errs []error
+	for _, q := range s.queues {
+		errs = append(errs, q.xsk.Wake())
+	}
+	for _, q := range s.queues {
+		errs = append(errs, q.close())
+	}
+	if s.redirect != nil {
+		errs = append(errs, s.redirect.Close())
+	}
+	if err := errors.Join(errs...); err != nil {
+		s.closeErr = fmt.Errorf("close AF_XDP on %s: %w", s.iface, err)
+	}
+	return s.closeErr
+}
+
+// close takes the queue's counters for good and closes its socket, once no
+// Receive runs.
+func (q *afxdpQueue) close() error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.statsMu.Lock()
+	defer q.statsMu.Unlock()
+	st := q.liveStats()
+	q.final = &st
+	q.shut = true
+	if q.holding {
+		return q.xsk.Shutdown()
+	}
+	return q.xsk.Close()
+}
+
+// Queue is the receive queue's index on the interface.
+func (q *afxdpQueue) Queue() int { return q.queue }
+
+// Receive hands out the frames on the queue's RX ring, at most the batch size
+// and cap(b.Frames) (when it is not zero), waiting for one to arrive by
+// spinning or in poll(2). Every frame of the batch has the same Arrival, the
+// time the batch was taken off the ring: AF_XDP in copy mode carries no
+// timestamp.
+func (q *afxdpQueue) Receive(b *Batch) error {
+	b.Reset()
+	limit := q.batch
+	if c := cap(b.Frames); c > 0 && c < limit {
+		limit = c
+	}
+	q.mu.Lock()
+	q.holding = false
+	if q.shut {
+		err := q.xsk.Close() // the UMEM kept for the batch just given back
+		q.mu.Unlock()
+		if err != nil {
+			return errors.Join(ErrClosed, err)
+		}
+		return ErrClosed
+	}
+	var n int
+	for {
+		if q.src.closed.Load() {
+			q.mu.Unlock()
+			return ErrClosed
+		}
+		if n = q.xsk.Receive(limit); n > 0 {
+			break
+		}
+		if !q.spin {
+			if err := q.xsk.Wait(); err != nil {
+				q.mu.Unlock()
+				return err
+			}
+		}
+	}
+	now := q.clock()
+	var bytes uint64
+	for i := range n {
+		f := q.xsk.Frame(i)
+		b.Append(f, len(f), now)
+		bytes += uint64(len(f))
+	}
+	q.holding = true
+	q.mu.Unlock()
+	q.frames.Add(uint64(n))
+	q.bytes.Add(bytes)
+	return nil
+}
+
+// Stats returns the queue's counters: frames and bytes handed out, and the
+// socket's kernel statistics (XDP_STATISTICS). After Close, the counters as
+// they were then.
+func (q *afxdpQueue) Stats() QueueStats {
+	q.statsMu.Lock()
+	defer q.statsMu.Unlock()
+	if q.final != nil {
+		return *q.final
+	}
+	return q.liveStats()
+}
+
+// liveStats reads the counters; statsMu must be held.
+func (q *afxdpQueue) liveStats() QueueStats {
+	st := QueueStats{Frames: q.frames.Load(), Bytes: q.bytes.Load()}
+	if x, err := q.xsk.Statistics(); err == nil {
+		st.RxDropped, st.RxInvalidDescs, st.RxRingFull = x.RxDropped, x.RxInvalidDescs, x.RxRingFull
+		st.FillRingEmpty, st.TxInvalidDescs, st.TxRingEmpty = x.RxFillRingEmptyDescs, x.TxInvalidDescs, x.TxRingEmptyDescs
+	}
+	return st
+}

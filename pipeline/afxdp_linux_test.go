@@ -1,0 +1,418 @@
+package pipeline
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"github.com/xdphash/xdphash/internal/kernel"
+	"golang.org/x/sys/unix"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/xdphash/xdphash/internal/vethlab"
+)
+
+// TestAFXDPReceive sends every corpus shape from the lab's Peer end and checks
+// that each frame arrives exactly once, byte for byte, on one of Host's
+// queues, and that the queues' counters add up.
+func TestAFXDPReceive(t *testing.T) {
+	tests := []struct {
+		name   string
+		queues int
+		cfg    AFXDPConfig
+	}{
+		{"generic/2 queues/poll", 2, AFXDPConfig{Mode: XDPGeneric, RxMode: RxPoll}},
+		{"native/2 queues/poll", 2, AFXDPConfig{Mode: XDPNative, RxMode: RxPoll}},
+		{"native/4 queues/poll", 4, AFXDPConfig{Mode: XDPNative, RxMode: RxPoll}},
+		{"generic/4 queues/spin", 4, AFXDPConfig{Mode: XDPGeneric, RxMode: RxSpin}},
+		// Every frame passes through the rings about 25 times.
+		{"native/2 queues/poll/small rings", 2, AFXDPConfig{Mode: XDPNative, RxMode: RxPoll, Frames: 64, RingSize: 32, Batch: 8}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lab := newLab(t, vethlab.Config{Queues: tt.queues})
+			cfg := tt.cfg
+			cfg.Iface = lab.Host
+			src := openSource(t, cfg)
+			wantShown := map[XDPMode]string{XDPNative: "xdp", XDPGeneric: "xdpgeneric"}[cfg.Mode]
+			if got := xdpShown(t, lab.Host); got != wantShown {
+				t.Fatalf("ip link shows %q on %s after OpenAFXDP, want %q", got, lab.Host, wantShown)
+			}
+			if got := len(src.Queues()); got != tt.queues {
+				t.Fatalf("%d queues, want all %d", got, tt.queues)
+			}
+			frames := taggedFrames(10)
+			sender := newPeerSender(t, lab)
+			got := collect(t, src, len(frames), 10*time.Second, func() {
+				if cfg.Frames == 64 {
+					// Rings of 32 entries: send no faster than they drain.
+					for i := 0; i < len(frames); i += 16 {
+						sender.sendAll(t, frames[i:min(i+16, len(frames))])
+						time.Sleep(200 * time.Microsecond)
+					}
+					return
+				}
+				sender.sendAll(t, frames)
+			})
+			checkReceived(t, frames, got)
+
+			perQueue := map[int]uint64{}
+			for _, r := range got {
+				perQueue[r.queue]++
+			}
+			var total QueueStats
+			for _, q := range src.Queues() {
+				st := q.Stats()
+				if st.Frames != perQueue[q.Queue()] {
+					t.Errorf("queue %d: Stats().Frames = %d, the receiver got %d", q.Queue(), st.Frames, perQueue[q.Queue()])
+				}
+				total.Frames += st.Frames
+				total.Bytes += st.Bytes
+				total.RxDropped += st.KernelDrops()
+			}
+			var wantBytes uint64
+			for _, f := range frames {
+				wantBytes += uint64(len(f))
+			}
+			if total.Frames != uint64(len(frames)) || total.Bytes != wantBytes || total.RxDropped != 0 {
+				t.Errorf("queues counted %d frames, %d bytes, %d kernel drops; want %d, %d, 0", total.Frames, total.Bytes, total.RxDropped, len(frames), wantBytes)
+			}
+			t.Logf("%s mode, rx %s, frames per queue %v", src.Mode(), src.RxMode(), perQueue)
+			if xdpAttached(t, lab.Host) {
+				t.Errorf("an XDP program is still attached to %s after Close", lab.Host)
+			}
+		})
+	}
+}
+
+// checkReceived checks that got holds each of sent exactly once, byte for byte.
+func checkReceived(tb testing.TB, sent [][]byte, got []received) {
+	tb.Helper()
+	seen := make([]int, len(sent))
+	for _, r := range got {
+		seq, ok := frameSeq(r.frame)
+		if !ok || seq >= len(sent) {
+			tb.Errorf("queue %d: a frame that was not sent: % x", r.queue, r.frame)
+			continue
+		}
+		seen[seq]++
+		if !bytes.Equal(r.frame, sent[seq]) {
+			tb.Errorf("frame %d on queue %d changed:\n got % x\nwant % x", seq, r.queue, r.frame, sent[seq])
+		}
+	}
+	missing := 0
+	for seq, n := range seen {
+		switch {
+		case n == 0:
+			missing++
+		case n > 1:
+			tb.Errorf("frame %d received %d times", seq, n)
+		}
+	}
+	if missing > 0 {
+		tb.Errorf("%d of %d frames not received", missing, len(sent))
+	}
+}
+
+func TestAFXDPCloseUnblocksReceive(t *testing.T) {
+	for _, mode := range []RxMode{RxPoll, RxSpin} {
+		t.Run(string(mode), func(t *testing.T) {
+			lab := newLab(t, vethlab.Config{Queues: 2})
+			src := openSource(t, AFXDPConfig{Iface: lab.Host, Mode: XDPGeneric, RxMode: mode})
+			errs := make(chan error, len(src.Queues()))
+			for _, q := range src.Queues() {
+				go func() { errs <- q.Receive(NewBatch(8)) }()
+			}
+			time.Sleep(20 * time.Millisecond) // let them block: nothing is sent
+			if err := src.Close(); err != nil {
+				t.Fatal(err)
+			}
+			for range src.Queues() {
+				select {
+				case err := <-errs:
+					if !errors.Is(err, ErrClosed) {
+						t.Errorf("Receive returned %v, want ErrClosed", err)
+					}
+				case <-time.After(5 * time.Second):
+					t.Fatal("Receive still blocked 5 s after Close")
+				}
+			}
+			if err := src.Close(); err != nil {
+				t.Errorf("second Close: %v", err)
+			}
+			for _, q := range src.Queues() {
+				if err := q.Receive(NewBatch(8)); !errors.Is(err, ErrClosed) {
+					t.Errorf("Receive after Close: %v, want ErrClosed", err)
+				}
+			}
+		})
+	}
+}
+
+// TestAFXDPCloseWhileHolding closes the source while the caller holds a
+// batch: the frames must stay readable until the next Receive.
+func TestAFXDPCloseWhileHolding(t *testing.T) {
+	lab := newLab(t, vethlab.Config{Queues: 1})
+	src := openSource(t, AFXDPConfig{Iface: lab.Host, Mode: XDPNative, RxMode: RxPoll})
+	frames := taggedFrames(1)
+	newPeerSender(t, lab).sendAll(t, frames)
+	q := src.Queues()[0]
+	b := NewBatch(16)
+	if err := q.Receive(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := src.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range b.Frames {
+		if seq, ok := frameSeq(f); !ok || !bytes.Equal(f, frames[seq]) {
+			t.Errorf("a held frame changed after Close: % x", f)
+		}
+	}
+	if st := q.Stats(); st.Frames != uint64(b.Len()) {
+		t.Errorf("Stats after Close: %d frames, want %d", st.Frames, b.Len())
+	}
+	if err := q.Receive(b); !errors.Is(err, ErrClosed) || b.Len() != 0 {
+		t.Errorf("Receive after Close: %v with %d frames, want ErrClosed and none", err, b.Len())
+	}
+	if n := socketMappings(); n != 0 {
+		t.Errorf("%d socket mappings after the last Receive", n)
+	}
+}
+
+// TestAFXDPReopen opens, closes and opens again the same queues: the first
+// sockets must be gone (asavie/xdp's Close alone leaves them bound: EBUSY).
+func TestAFXDPReopen(t *testing.T) {
+	lab := newLab(t, vethlab.Config{Queues: 2})
+	for range 3 {
+		src, err := OpenAFXDP(AFXDPConfig{Iface: lab.Host, Mode: XDPGeneric})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := src.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := socketMappings(); n != 0 {
+		t.Errorf("%d socket mappings after Close", n)
+	}
+}
+
+func TestAFXDPReceiveAllocs(t *testing.T) {
+	lab := newLab(t, vethlab.Config{Queues: 1})
+	src := openSource(t, AFXDPConfig{Iface: lab.Host, Mode: XDPNative, RxMode: RxPoll})
+	const runs, batch = 50, 8
+	frames := taggedFrames((runs+1)*batch/len(taggedFrames(1)) + 1)
+	newPeerSender(t, lab).sendAll(t, frames)
+	q := src.Queues()[0]
+	b := NewBatch(batch)
+	allocs := testing.AllocsPerRun(runs, func() {
+		if err := q.Receive(b); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("Receive allocates %.1f times per batch of %d, want 0", allocs, batch)
+	}
+}
+
+// killChildEnv marks the child process of TestAFXDPKilled.
+const killChildEnv = "XDPHASH_AFXDP_KILL_CHILD"
+
+func TestOpenAFXDPErrors(t *testing.T) {
+	lab := newLab(t, vethlab.Config{Queues: 2})
+	bigMTU := newLab(t, vethlab.Config{Queues: 1, MTU: 2000})
+	tests := []struct {
+		name string
+		cfg  AFXDPConfig
+		is   error    // errors.Is(err, is)
+		says []string // and its text says these
+	}{
+		{"missing interface", AFXDPConfig{Iface: "xhlnone0"}, ErrNoInterface,
+			[]string{"xhlnone0", "not found", "see `ip link`"}},
+		{"queue out of range", AFXDPConfig{Iface: lab.Host, Queues: []int{0, 5}}, ErrNoQueue,
+			[]string{"queue 5 does not exist on " + lab.Host, "it has 2 RX queues"}},
+		{"empty queue list", AFXDPConfig{Iface: lab.Host, Queues: []int{}}, ErrAFXDPConfig, nil},
+		{"zero-copy on veth", AFXDPConfig{Iface: lab.Host, ZeroCopy: true}, kernel.ErrNotSupported,
+			[]string{"no AF_XDP zero-copy", "drop --zero-copy"}},
+		{"zero-copy in generic mode", AFXDPConfig{Iface: lab.Host, ZeroCopy: true, Mode: XDPGeneric}, ErrAFXDPConfig,
+			[]string{"zero-copy needs native XDP"}},
+		{"frame size below the MTU", AFXDPConfig{Iface: bigMTU.Host}, ErrAFXDPConfig,
+			[]string{"frame size 2048 cannot hold the MTU 2000"}},
+		{"frame size not a power of two", AFXDPConfig{Iface: lab.Host, FrameSize: 3000}, ErrAFXDPConfig,
+			[]string{"frame size 3000"}},
+		{"batch above the ring size", AFXDPConfig{Iface: lab.Host, RingSize: 64, Frames: 64, Batch: 65}, ErrAFXDPConfig, nil},
+		{"unknown XDP mode", AFXDPConfig{Iface: lab.Host, Mode: "offload"}, ErrAFXDPConfig, nil},
+		{"unknown receive mode", AFXDPConfig{Iface: lab.Host, RxMode: "sleep"}, ErrAFXDPConfig, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src, err := OpenAFXDP(tt.cfg)
+			if err == nil {
+				src.Close()
+				t.Fatal("OpenAFXDP succeeded")
+			}
+			t.Log(err)
+			if tt.is != nil && !errors.Is(err, tt.is) {
+				t.Errorf("error %q is not %v", err, tt.is)
+			}
+			for _, want := range tt.says {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not say %q", err, want)
+				}
+			}
+			for _, iface := range []string{lab.Host, bigMTU.Host} {
+				if xdpAttached(t, iface) {
+					t.Errorf("the failed OpenAFXDP left an XDP program on %s", iface)
+				}
+			}
+		})
+	}
+}
+
+// TestOpenAFXDPTwice opens a second source on an interface that has one.
+func TestOpenAFXDPTwice(t *testing.T) {
+	lab := newLab(t, vethlab.Config{Queues: 2})
+	first := openSource(t, AFXDPConfig{Iface: lab.Host, Mode: XDPGeneric})
+	src, err := OpenAFXDP(AFXDPConfig{Iface: lab.Host, Mode: XDPGeneric})
+	if err == nil {
+		src.Close()
+		t.Fatal("a second OpenAFXDP on the same interface succeeded")
+	}
+	if !strings.Contains(err.Error(), "another XDP program is attached") {
+		t.Errorf("error %q does not say another program is attached", err)
+	}
+	if got := xdpShown(t, lab.Host); got != "xdpgeneric" {
+		t.Errorf("the failed second open changed the first one's program: ip link shows %q", got)
+	}
+	first.Close()
+}
+
+// openWithout runs OpenAFXDP on a locked OS thread whose effective
+// capability set lacks drop (capabilities are per thread, and every system
+// call of OpenAFXDP runs on the calling thread).
+func openWithout(tb testing.TB, cfg AFXDPConfig, drop []uint) (Source, error) {
+	tb.Helper()
+	type result struct {
+		src Source
+		err error
+	}
+	done := make(chan result)
+	go func() {
+		// The goroutine ends locked, so the runtime discards the thread
+		// with its reduced capabilities.
+		runtime.LockOSThread()
+		hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+		var data [2]unix.CapUserData
+		if err := unix.Capget(&hdr, &data[0]); err != nil {
+			done <- result{err: fmt.Errorf("capget: %w", err)}
+			return
+		}
+		for _, c := range drop {
+			data[c/32].Effective &^= 1 << (c % 32)
+		}
+		if err := unix.Capset(&hdr, &data[0]); err != nil {
+			done <- result{err: fmt.Errorf("capset: %w", err)}
+			return
+		}
+		src, err := OpenAFXDP(cfg)
+		done <- result{src, err}
+	}()
+	r := <-done
+	return r.src, r.err
+}
+
+func TestOpenAFXDPWithoutPrivileges(t *testing.T) {
+	lab := newLab(t, vethlab.Config{Queues: 1})
+	// Run the cached feature probes with every capability first.
+	if err := kernel.HaveXDPLinks(); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		drop []uint
+		says string
+	}{
+		{"no CAP_NET_RAW", []uint{unix.CAP_NET_RAW}, "CAP_NET_RAW"},
+		{"no CAP_BPF", []uint{unix.CAP_BPF, unix.CAP_SYS_ADMIN}, "missing CAP_BPF"},
+		{"no CAP_NET_ADMIN", []uint{unix.CAP_NET_ADMIN, unix.CAP_SYS_ADMIN}, "missing CAP_NET_ADMIN"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src, err := openWithout(t, AFXDPConfig{Iface: lab.Host, Mode: XDPGeneric}, tt.drop)
+			if err == nil {
+				src.Close()
+				t.Fatal("OpenAFXDP succeeded")
+			}
+			t.Log(err)
+			if !errors.Is(err, kernel.ErrNotPermitted) {
+				t.Errorf("error %q is not ErrNotPermitted", err)
+			}
+			for _, want := range []string{tt.says, "run as root", "needs CAP_NET_ADMIN, CAP_BPF and CAP_NET_RAW"} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not say %q", err, want)
+				}
+			}
+			if xdpAttached(t, lab.Host) {
+				t.Errorf("the failed OpenAFXDP left an XDP program on %s", lab.Host)
+			}
+		})
+	}
+}
+
+// TestAFXDPKilled opens a source in a child process on a lab the test made,
+// kills the child with SIGKILL, and checks that the kernel detached the XDP
+// program: the BPF link dies with the process.
+func TestAFXDPKilled(t *testing.T) {
+	if iface := os.Getenv(killChildEnv); iface != "" {
+		if _, err := OpenAFXDP(AFXDPConfig{Iface: iface}); err != nil {
+			fmt.Println(err)
+			os.Exit(3)
+		}
+		fmt.Println("ready")
+		select {}
+	}
+	lab := newLab(t, vethlab.Config{Queues: 2})
+	if err := kernel.HaveXDPLinks(); err != nil {
+		t.Skipf("a killed process leaves its program attached without XDP links: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestAFXDPKilled$")
+	cmd.Env = append(os.Environ(), killChildEnv+"="+lab.Host)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || line != "ready\n" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("child did not get ready: %q %v", line, err)
+	}
+	if got := xdpShown(t, lab.Host); got != "xdp" {
+		t.Errorf("with the child running, ip link shows %q on %s, want xdp", got, lab.Host)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	// The process is reaped once its files, the link among them, are
+	// released; allow the kernel a moment all the same.
+	for try := 0; xdpAttached(t, lab.Host); try++ {
+		if try == 100 {
+			t.Fatalf("an XDP program is still attached to %s 1 s after the child was killed", lab.Host)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
