@@ -42,6 +42,12 @@ type RunConfig struct {
 	ServiceRate string `json:"service_rate,omitempty"`
 	RxMode      string `json:"rx_mode,omitempty"` // what AF_XDP receive chose: "spin" or "poll"
 	Flows       int    `json:"flows,omitempty"`   // consumer flow buckets (fq_codel flows, fq orphan_mask+1)
+
+	Workers  int    `json:"workers"`
+	HashKey  string `json:"hash_key,omitempty"` // the kernel hash's SipHash key, 32 hex digits: --hash-key reproduces the run
+	Clock    string `json:"clock"`              // "wall", or "virtual": timed by the source's arrival stamps
+	Replay   string `json:"replay,omitempty"`   // how a file or synthetic source was paced: "max", "recorded" or a rate
+	WindowNs int64  `json:"window_ns"`          // length of each WindowReport
 }
 
 // QueueReport is one receive queue.
@@ -69,6 +75,8 @@ type ConsumerReport struct {
 	Flows FlowReport `json:"flows"`
 	// Sojourn time percentiles (ns) of served packets: p50, p90, p99, max.
 	SojournNs map[string]int64 `json:"sojourn_ns,omitempty"`
+	// MaxBacklog is the most records the consumer held at once.
+	MaxBacklog int `json:"max_backlog,omitempty"`
 }
 
 // FlowReport describes the flows inside one consumer, with memory bounded
@@ -81,6 +89,13 @@ type FlowReport struct {
 	Jain       float64   `json:"jain"`             // Jain's index of per-flow throughput over active flows
 	Shares     []float64 `json:"shares,omitempty"` // per-flow byte shares, largest first, capped
 	Top        []TopFlow `json:"top,omitempty"`
+
+	// Slots is the consumer's flow slots (fq_codel flows, fq orphan_mask+1),
+	// the bins its flows are hashed into; 0 for a consumer without any.
+	Slots int `json:"slots,omitempty"`
+	// Served is the buckets that served traffic: the flows, as the
+	// consumer's scheduler sees them, over which Jain and Shares are taken.
+	Served int `json:"served,omitempty"`
 }
 
 // TopFlow is one heavy hitter.
@@ -95,6 +110,8 @@ type TopFlow struct {
 	Bytes   uint64 `json:"bytes"`
 	// ErrorBytes bounds the sketch's overestimate of Bytes.
 	ErrorBytes uint64 `json:"error_bytes,omitempty"`
+	// ErrorPackets bounds the sketch's overestimate of Packets.
+	ErrorPackets uint64 `json:"error_packets,omitempty"`
 }
 
 // WindowReport is one time window of the run.
@@ -102,7 +119,7 @@ type WindowReport struct {
 	StartNs       int64    `json:"start_ns"` // from the run's start
 	QueuePackets  []uint64 `json:"queue_packets"`
 	QueueBytes    []uint64 `json:"queue_bytes"`
-	WorkerPackets []uint64 `json:"worker_packets"`
+	WorkerPackets []uint64 `json:"worker_packets"` // served by the worker's consumer
 	WorkerBytes   []uint64 `json:"worker_bytes"`
 	WorkerBacklog []int    `json:"worker_backlog"` // consumer queue depth at the window's end
 	WorkerDrops   []uint64 `json:"worker_drops"`   // every drop in the window, all stages
@@ -115,4 +132,7 @@ type Accounting struct {
 	Dropped   map[string]uint64 `json:"dropped"`   // by "stage/reason": "ring/full", "worker/flow_limit", "consumer/codel", ...
 	// KernelDrops are drops before the receive loop (AF_XDP ring full, ...), not part of Received.
 	KernelDrops map[string]uint64 `json:"kernel_drops"`
+	// Balanced is true when Received = Processed + the drops, and each
+	// consumer's counters account for every record its worker gave it.
+	Balanced bool `json:"balanced"`
 }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"bufio"
-	"compress/gzip"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -17,11 +15,11 @@ import (
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
-	"github.com/gopacket/gopacket/pcapgo"
 	"github.com/spf13/cobra"
 
 	"github.com/xdphash/xdphash/dissect"
 	"github.com/xdphash/xdphash/hash"
+	"github.com/xdphash/xdphash/pipeline"
 )
 
 // dissectOptions are the flags of xdphash dissect.
@@ -126,16 +124,8 @@ func runDissect(cmd *cobra.Command, log *slog.Logger, name string, opts *dissect
 }
 
 // openEthernetCapture opens a pcap or pcapng capture of Ethernet frames.
-func openEthernetCapture(in io.Reader, name string) (captureReader, error) {
-	capture, err := openCapture(in)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
-	}
-	if lt := capture.LinkType(); lt != layers.LinkTypeEthernet {
-		return nil, fmt.Errorf("read %s: link type %s (%d) is not supported: xdphash reads Ethernet frames (link type %d) only",
-			name, lt, uint32(lt), uint32(layers.LinkTypeEthernet))
-	}
-	return capture, nil
+func openEthernetCapture(in io.Reader, name string) (pipeline.CaptureReader, error) {
+	return pipeline.OpenEthernetCapture(in, name)
 }
 
 // openInput opens the capture file name, or stdin for "-", and returns it with
@@ -151,79 +141,6 @@ func openInput(cmd *cobra.Command, name string) (io.ReadCloser, string, error) {
 	return f, name, nil
 }
 
-// captureReader is what dissect needs of pcapgo's pcap and pcapng readers.
-type captureReader interface {
-	// ZeroCopyReadPacketData returns the next record; its data is valid until
-	// the next call.
-	ZeroCopyReadPacketData() ([]byte, gopacket.CaptureInfo, error)
-	LinkType() layers.LinkType
-}
-
-// File magics: the first four bytes as a big-endian number.
-const (
-	magicPcapng       = 0x0a0d0d0a // section header block type, the same in both byte orders
-	magicPcapMicros   = 0xa1b2c3d4
-	magicPcapMicrosLE = 0xd4c3b2a1
-	magicPcapNanos    = 0xa1b23c4d
-	magicPcapNanosLE  = 0x4d3cb2a1
-	magicGzip         = 0x1f8b0000 // two bytes; magicGzipMask selects them
-	magicGzipMask     = 0xffff0000
-)
-
-// openCapture tells pcap from pcapng by the file's magic, looking through
-// gzip compression, and returns a reader positioned at the first record.
-func openCapture(r io.Reader) (captureReader, error) {
-	br := bufio.NewReader(r)
-	magic, err := peekMagic(br)
-	if err != nil {
-		return nil, err
-	}
-	if magic&magicGzipMask == magicGzip {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, fmt.Errorf("read gzip header: %w", err)
-		}
-		br = bufio.NewReader(zr)
-		if magic, err = peekMagic(br); err != nil {
-			return nil, err
-		}
-	}
-
-	switch magic {
-	case magicPcapng:
-		// Without ErrorOnMismatchingLinkType the reader would skip, silently,
-		// the records of interfaces whose link type differs from the first one.
-		ng, err := pcapgo.NewNgReader(br, pcapgo.NgReaderOptions{ErrorOnMismatchingLinkType: true})
-		if errors.Is(err, io.EOF) {
-			return nil, errors.New("read pcapng header: no interface description block")
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read pcapng header: %w", err)
-		}
-		return ng, nil
-	case magicPcapMicros, magicPcapMicrosLE, magicPcapNanos, magicPcapNanosLE:
-		p, err := pcapgo.NewReader(br)
-		if err != nil {
-			return nil, fmt.Errorf("read pcap header: %w", err)
-		}
-		return p, nil
-	}
-	return nil, fmt.Errorf("unknown file format (magic %08x): want pcap or pcapng", magic)
-}
-
-func peekMagic(br *bufio.Reader) (uint32, error) {
-	b, err := br.Peek(4)
-	switch {
-	case err == nil:
-		return binary.BigEndian.Uint32(b), nil
-	case len(b) == 0 && errors.Is(err, io.EOF):
-		return 0, errors.New("empty file: want pcap or pcapng")
-	case errors.Is(err, io.EOF):
-		return 0, fmt.Errorf("read file header: %w", io.ErrUnexpectedEOF)
-	}
-	return 0, fmt.Errorf("read file header: %w", err)
-}
-
 // frameResult is what dissect found for one frame.
 type frameResult struct {
 	index int
@@ -237,7 +154,7 @@ type frameResult struct {
 
 // dissectFrames dissects and hashes every frame of capture and writes one
 // result per frame to out.
-func dissectFrames(out *bufio.Writer, log *slog.Logger, capture captureReader, name string, key hash.Key, d *dissect.Dissector, opts *dissectOptions) error {
+func dissectFrames(out *bufio.Writer, log *slog.Logger, capture pipeline.CaptureReader, name string, key hash.Key, d *dissect.Dissector, opts *dissectOptions) error {
 	if opts.format == formatText {
 		// The key makes the hashes reproducible: --hash-key takes it back.
 		fmt.Fprintf(out, "# xdphash dissect %s: hash key %s, path %s, flags %s\n",

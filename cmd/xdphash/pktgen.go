@@ -1,0 +1,180 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/xdphash/xdphash/pktgen"
+)
+
+func init() { subcommands = append(subcommands, newPktgenCmd) }
+
+// pktgenOptions are the flags of xdphash pktgen.
+type pktgenOptions struct {
+	iface    string
+	netns    string
+	profile  string
+	rate     rateFlag
+	count    uint64
+	duration time.Duration
+	threads  int
+	mode     pktgen.Mode
+	dstMAC   string
+	batch    int
+}
+
+// rateFlag is --rate: frames per second, with an optional k, M or G suffix,
+// or max (0) for as fast as possible.
+type rateFlag struct{ pps float64 }
+
+func (f *rateFlag) Set(s string) error {
+	if s == "max" {
+		f.pps = 0
+		return nil
+	}
+	mult := 1.0
+	switch {
+	case strings.HasSuffix(s, "k"):
+		mult, s = 1e3, strings.TrimSuffix(s, "k")
+	case strings.HasSuffix(s, "M"):
+		mult, s = 1e6, strings.TrimSuffix(s, "M")
+	case strings.HasSuffix(s, "G"):
+		mult, s = 1e9, strings.TrimSuffix(s, "G")
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || !(v > 0) || v*mult > 1e12 {
+		return errors.New("want frames per second such as 100000 or 1.5M, or max")
+	}
+	f.pps = v * mult
+	return nil
+}
+
+func (f *rateFlag) String() string {
+	if f.pps == 0 {
+		return "max"
+	}
+	return strconv.FormatFloat(f.pps, 'g', -1, 64)
+}
+
+func (f *rateFlag) Type() string { return "PPS|max" }
+
+func newPktgenCmd(root *rootOptions) *cobra.Command {
+	opts := pktgenOptions{threads: 1, mode: pktgen.ModeXDP, profile: "simple"}
+	cmd := &cobra.Command{
+		Use:   "pktgen --iface IF --profile NAME|FILE (--count N | --duration D)",
+		Short: "Send a traffic profile out of an interface, fast enough to load AF_XDP",
+		Long: `Pktgen builds the frames of a traffic profile (built in: ` + strings.Join(pktgen.BuiltinNames(), ", ") + `,
+or a YAML file) and sends them out of --iface from --threads threads, each pinned
+to a CPU of its own, until --count frames are sent or --duration has passed.
+
+Modes: xdp (default) runs an XDP program on live frames with BPF_PROG_RUN, which
+transmits them with XDP_TX (Linux 5.18; on a veth the receiving end needs an XDP
+program or GRO on); afxdp transmits from AF_XDP sockets; packet writes to an
+AF_PACKET socket with sendmmsg past the qdisc; kernel drives the kernel's pktgen
+module when the kernel has it.
+
+Frames are addressed to --dst-mac, or, when --iface is a veth whose other end
+is in this network namespace, to that end. Only interfaces you name are used.
+Needs root (CAP_BPF, CAP_NET_ADMIN and CAP_NET_RAW).`,
+		Example: `  sudo xdphash pktgen --netns lab --iface veth1 --profile datacenter --count 10000000 --threads 2
+  sudo xdphash pktgen --iface veth1 --profile my.yaml --duration 10s --rate 1M --mode afxdp`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case opts.iface == "":
+				return &usageError{cmd: cmd, err: errors.New("--iface is required: name the interface to send out of")}
+			case opts.count == 0 && opts.duration <= 0:
+				return &usageError{cmd: cmd, err: errors.New("give --count or --duration: the generator never runs unbounded")}
+			case opts.threads < 1:
+				return &usageError{cmd: cmd, err: fmt.Errorf("--threads %d: want at least 1", opts.threads)}
+			}
+			return runPktgen(cmd, root.logger(cmd), &opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.iface, "iface", "", "interface to send out of")
+	f.StringVar(&opts.netns, "netns", "", "named network namespace of --iface (as ip netns names it)")
+	f.StringVar(&opts.profile, "profile", "simple", "built-in profile name or YAML profile file")
+	f.Var(&opts.rate, "rate", "frames per second over all threads (k, M, G suffixes), or max")
+	f.Uint64Var(&opts.count, "count", 0, "frames to send")
+	f.DurationVar(&opts.duration, "duration", 0, "how long to send")
+	f.IntVar(&opts.threads, "threads", 1, "sending threads, one per CPU")
+	f.Var(newChoiceFlag(&opts.mode, pktgen.Modes...), "mode", "how to send (unset: afxdp on kernels without XDP live frames, before 5.18)")
+	f.StringVar(&opts.dstMAC, "dst-mac", "", "destination MAC (default: the other end of a veth --iface)")
+	f.IntVar(&opts.batch, "batch", 0, "xdp: frames per kernel batch (default the kernel's 64, at most 256)")
+	return cmd
+}
+
+func runPktgen(cmd *cobra.Command, log *slog.Logger, opts *pktgenOptions) error {
+	prof, err := pktgen.LoadProfile(opts.profile)
+	if err != nil {
+		return err
+	}
+	var dst net.HardwareAddr
+	if opts.dstMAC != "" {
+		if dst, err = net.ParseMAC(opts.dstMAC); err != nil {
+			return &usageError{cmd: cmd, err: fmt.Errorf("--dst-mac: %w", err)}
+		}
+	} else if dst, err = pktgen.ReceiverMAC(opts.iface, opts.netns, nil); err != nil {
+		return fmt.Errorf("%w (--dst-mac)", err)
+	}
+	built := time.Now()
+	sched, err := pktgen.NewSchedule(prof, pktgen.MACs{Dst: dst})
+	if err != nil {
+		return err
+	}
+	log.Debug("built schedule", "profile", prof.Name, "frames", sched.Len(), "distinct", sched.Distinct(), "dst", dst.String(), "took", time.Since(built))
+	mode := opts.mode
+	if !cmd.Flags().Changed("mode") {
+		mode = "" // xdp where the kernel has live frames, else afxdp
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rep, err := pktgen.Run(ctx, sched, pktgen.Config{
+		Iface: opts.iface, Netns: opts.netns, Mode: mode, Threads: opts.threads,
+		Rate: opts.rate.pps, Count: opts.count, Duration: opts.duration, Batch: opts.batch,
+	})
+	if err != nil {
+		return err
+	}
+	writePktgenReport(cmd.OutOrStdout(), sched, rep)
+	for _, w := range rep.Warnings {
+		log.Warn(w)
+	}
+	return nil
+}
+
+// writePktgenReport prints the profile's cycle, each thread's rate and the
+// total.
+func writePktgenReport(w io.Writer, s *pktgen.Schedule, r pktgen.Report) {
+	fmt.Fprintf(w, "profile %s: %d frames per cycle, %d distinct, %d flows; mode %s on %s\n",
+		r.Profile, s.Len(), s.Distinct(), s.Flows(), r.Mode, r.Iface)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "thread\tcpu\tqueue\tframes\tseconds\tMpps\tGbit/s\t")
+	queue := func(q int) string {
+		if q < 0 {
+			return "-"
+		}
+		return strconv.Itoa(q)
+	}
+	for _, t := range r.Threads {
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%d\t%.3f\t%.3f\t%.3f\t\n", t.Thread, t.CPU, queue(t.Queue), t.Frames, t.Elapsed.Seconds(), t.PPS()/1e6, t.BitsPerSecond()/1e9)
+	}
+	fmt.Fprintf(tw, "total\t\t\t%d\t%.3f\t%.3f\t%.3f\t\n", r.Frames, r.Elapsed.Seconds(), r.PPS()/1e6, r.BitsPerSecond()/1e9)
+	tw.Flush()
+	if r.LinkValid {
+		fmt.Fprintf(w, "link %s: tx_packets +%d, tx_dropped +%d\n", r.Iface, r.LinkTxPackets, r.LinkTxDropped)
+	}
+}

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/xdphash/xdphash/internal/kernel"
+	"github.com/xdphash/xdphash/internal/testenv"
+	"github.com/xdphash/xdphash/internal/vethlab"
+)
+
+// newPktgenLab creates a veth lab whose Host end is ready for generated
+// traffic (kernel.PrepareReceiver), and removes it when the test ends.
+func newPktgenLab(tb testing.TB) *vethlab.Lab {
+	tb.Helper()
+	testenv.RequireRoot(tb)
+	lab, err := vethlab.New(vethlab.Config{Queues: 2})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		if err := lab.Close(); err != nil {
+			tb.Error(err)
+		}
+	})
+	if err := kernel.PrepareReceiver(lab.Host); err != nil {
+		tb.Fatal(err)
+	}
+	return lab
+}
+
+func hostRxPackets(tb testing.TB, lab *vethlab.Lab) uint64 {
+	tb.Helper()
+	l, err := kernel.LinkByName(lab.Host)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return l.RxPackets
+}
+
+// TestPktgenSends runs xdphash pktgen from the lab's namespace in each mode
+// and checks the output's per-thread and total lines against what the Host
+// end received. The destination MAC is found from the veth.
+func TestPktgenSends(t *testing.T) {
+	lab := newPktgenLab(t)
+	profile := filepath.Join(t.TempDir(), "small.yaml")
+	if err := os.WriteFile(profile, []byte("flows: 64\ncycle: 512\nframe_sizes: imix\nmix: {vlan/ipv4/tcp: 3, ipv6+frag/udp: 1}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	threadLine := regexp.MustCompile(`(?m)^\s*(\d)\s+\d+\s+[-\d]+\s+(\d+)\s+[\d.]+\s+[\d.]+\s+[\d.]+\s*$`)
+	for _, tt := range []struct {
+		mode, profile, count, threads string
+	}{
+		{"xdp", "simple", "4096", "2"},
+		{"afxdp", profile, "1000", "1"},
+		{"packet", "isp", "3001", "2"},
+	} {
+		t.Run(tt.mode, func(t *testing.T) {
+			before := hostRxPackets(t, lab)
+			args := []string{"pktgen", "--netns", lab.NSName, "--iface", lab.Peer, "--profile", tt.profile, "--count", tt.count, "--threads", tt.threads}
+			if tt.mode != "xdp" { // the default on this kernel
+				args = append(args, "--mode", tt.mode)
+			}
+			out, errOut, code := runXdphash(t, nil, args...)
+			if code != exitOK {
+				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+			}
+			if errOut != "" {
+				t.Errorf("stderr:\n%s", errOut)
+			}
+			if rx := hostRxPackets(t, lab) - before; rx != parseUint(t, tt.count) {
+				t.Errorf("Host received %d frames, want %s", rx, tt.count)
+			}
+			if n := len(threadLine.FindAllString(out, -1)); n != int(parseUint(t, tt.threads)) {
+				t.Errorf("%d thread lines, want %s:\n%s", n, tt.threads, out)
+			}
+			for _, want := range []string{"mode " + tt.mode + " on " + lab.Peer, "total", " " + tt.count + " ", "tx_packets +" + tt.count} {
+				if !strings.Contains(out, want) {
+					t.Errorf("output lacks %q:\n%s", want, out)
+				}
+			}
+		})
+	}
+}
+
+func parseUint(tb testing.TB, s string) uint64 {
+	tb.Helper()
+	var n uint64
+	for _, c := range s {
+		n = n*10 + uint64(c-'0')
+	}
+	return n
+}
+
+// TestPktgenErrors checks the command's refusals: usage errors with the
+// usage text, and runtime errors that say what to do.
+func TestPktgenErrors(t *testing.T) {
+	tests := []struct {
+		name  string
+		args  []string
+		root  bool
+		want  string
+		usage bool
+	}{
+		{"no interface", []string{"--count", "1"}, false, "--iface is required", true},
+		{"unbounded", []string{"--iface", "x"}, false, "give --count or --duration", true},
+		{"bad rate", []string{"--iface", "x", "--count", "1", "--rate", "fast"}, false, "--rate: want frames per second", true},
+		{"bad mode", []string{"--iface", "x", "--count", "1", "--mode", "dpdk"}, false, "--mode: want xdp|afxdp|packet|kernel", true},
+		{"bad MAC", []string{"--iface", "x", "--count", "1", "--dst-mac", "zz"}, false, "--dst-mac", true},
+		{"unknown profile", []string{"--iface", "x", "--count", "1", "--profile", "nosuch", "--dst-mac", "02:00:00:00:00:01"}, false, `profile "nosuch": unknown profile (built in: datacenter, isp, simple, tunnels)`, false},
+		{"no such interface", []string{"--iface", "xhlnosuch0", "--count", "1", "--dst-mac", "02:00:00:00:00:01"}, true, "xhlnosuch0", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.root {
+				testenv.RequireRoot(t)
+			}
+			out, errOut, code := runXdphash(t, nil, append([]string{"pktgen"}, tt.args...)...)
+			if code != exitFailure || !strings.Contains(errOut, tt.want) {
+				t.Fatalf("exit %d, stderr %q: want exit %d and %q\nstdout: %s", code, errOut, exitFailure, tt.want, out)
+			}
+			if got := strings.Contains(errOut, "Usage:"); got != tt.usage {
+				t.Errorf("usage printed: %v, want %v", got, tt.usage)
+			}
+		})
+	}
+}
+
+// TestPktgenKernelMode checks that mode kernel says why it cannot run on a
+// kernel without pktgen (this one), or runs where pktgen is there.
+func TestPktgenKernelMode(t *testing.T) {
+	lab := newPktgenLab(t)
+	out, errOut, code := runXdphash(t, nil, "pktgen", "--netns", lab.NSName, "--iface", lab.Peer, "--count", "100", "--mode", "kernel")
+	if _, err := os.Stat("/proc/net/pktgen"); err == nil {
+		if code != exitOK {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		return
+	}
+	if code != exitFailure || !strings.Contains(errOut, "generator mode unavailable: /proc/net/pktgen does not exist") {
+		t.Errorf("exit %d, stderr %q, stdout %q", code, errOut, out)
+	}
+}

@@ -1,0 +1,576 @@
+package main
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"os"
+	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/xdphash/xdphash/dissect"
+	"github.com/xdphash/xdphash/hash"
+	"github.com/xdphash/xdphash/internal/kernel"
+	"github.com/xdphash/xdphash/pipeline"
+	"github.com/xdphash/xdphash/queues"
+)
+
+func init() { subcommands = append(subcommands, newRunCmd) }
+
+// Choices of xdphash run's flags.
+type (
+	hashChoice      string // --hash
+	steerChoice     string // --steer
+	symmetricChoice string // --symmetric
+)
+
+// runOptions are the flags of xdphash run.
+type runOptions struct {
+	// The source: exactly one of iface, pcap, synthetic.
+	iface, pcap, synthetic string
+	queues                 string // --queues, AF_XDP
+	virtualQueues          int
+	replay                 string
+	virtualClock           bool
+	count                  uint64
+	syntheticFlows         int
+	batch                  int
+
+	workers     int
+	cpus        cpuListFlag
+	hash        hashChoice
+	key         hashKeyFlag
+	rssKey      string
+	symmetric   symmetricChoice
+	steer       steerChoice
+	retaWeights string
+	gates       gatesFlag
+
+	duration    time.Duration
+	ringSize    int
+	flowLimit   int
+	consumer    string
+	consumerCfg queues.ConsumerConfig
+	serviceRate string
+	out         string
+	window      time.Duration
+
+	// AF_XDP.
+	xdpMode     pipeline.XDPMode
+	zeroCopy    bool
+	frames      int
+	xdpRingSize int
+	rxMode      pipeline.RxMode
+}
+
+// cpuListFlag is --cpus: CPU numbers and ranges, "0,2-3".
+type cpuListFlag struct{ cpus []int }
+
+func (f *cpuListFlag) Set(s string) error {
+	cpus, err := pipeline.ParseQueues(s)
+	if err != nil || cpus == nil {
+		return errors.New("want CPU numbers and ranges such as 0,2-3, each once")
+	}
+	f.cpus = cpus
+	return nil
+}
+
+func (f *cpuListFlag) String() string {
+	if f.cpus == nil {
+		return ""
+	}
+	return pipeline.FormatQueues(f.cpus)
+}
+
+func (f *cpuListFlag) Type() string { return "LIST" }
+
+func newRunCmd(root *rootOptions) *cobra.Command {
+	opts := runOptions{
+		queues: "all", virtualQueues: 1, replay: "max", workers: 2,
+		hash: "kernel", symmetric: "none", steer: "rps", gates: gatesFlag{gates: dissect.AllGates},
+		ringSize: queues.DefaultRingSize, consumer: "fifo", serviceRate: "max", window: queues.DefaultWindow,
+		xdpMode: pipeline.XDPNative, rxMode: pipeline.RxAuto, syntheticFlows: pipeline.DefaultSyntheticFlows,
+	}
+	cmd := &cobra.Command{
+		Use:   "run (--iface IF | --pcap FILE | --synthetic PROFILE)",
+		Short: "Dissect, hash and steer packets to per-core workers, like RPS",
+		Long: `Run takes packets off a source, dissects each one exactly as the kernel's flow
+dissector does and hashes it (skb_get_hash, or a NIC's Toeplitz RSS hash with
+--hash toeplitz) on the receive queue's loop, and steers a 64-byte record of it
+to the worker the hash selects (--steer rps: get_rps_cpu's reciprocal_scale;
+reta: an RSS indirection table). Each worker models one CPU: a bounded ring
+per receive queue (--ring-size, netdev_max_backlog; a full ring drops, as the
+kernel's backlog does, and --flow-limit adds the kernel's RPS flow limit),
+pinned to a CPU with --cpus, feeding a queueing discipline (--consumer) that
+it serves at --service-rate.
+
+Sources (exactly one):
+  --iface IF          AF_XDP sockets on the interface's receive queues (--queues)
+  --pcap FILE         a pcap or pcapng file, replayed at --replay (max,
+                      recorded, or a rate such as 500kpps), over
+                      --virtual-queues queues spread by RSS as a NIC would
+  --synthetic NAME    frames from a built-in profile (` + strings.Join(slices.Sorted(maps.Keys(pipeline.SyntheticProfiles)), ", ") + `),
+                      --synthetic-flows flows per template, --count frames
+
+--virtual-clock times a file or synthetic run by the frames' own stamps rather
+than the wall clock: the run goes as fast as the machine allows and, with one
+queue and no --flow-limit, gives the same report every time.
+
+The run lasts --duration, until the source ends, or until SIGINT or SIGTERM. A
+status line on stderr (when it is a terminal) shows the rates; at the end a
+summary goes to stdout and the full statistics, as JSON, to --out. Every
+frame is accounted for: received = processed + each counted drop.`,
+		Example: `  xdphash run --synthetic default --duration 5s --out run.json
+  xdphash run --pcap trace.pcapng --virtual-queues 4 --workers 4 --consumer fq_codel --service-rate 1Gbit --virtual-clock
+  sudo xdphash run --iface eth0 --queues 0-1 --workers 2 --cpus 2,3 --flow-limit 4096`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := opts.check(cmd); err != nil {
+				return &usageError{cmd: cmd, err: err}
+			}
+			return runRun(cmd, root.logger(cmd), &opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.iface, "iface", "", "receive on this interface with AF_XDP")
+	f.StringVar(&opts.pcap, "pcap", "", "replay this pcap or pcapng file (- for stdin)")
+	f.StringVar(&opts.synthetic, "synthetic", "", "send this built-in synthetic profile")
+	f.StringVar(&opts.queues, "queues", opts.queues, "AF_XDP: receive queues, a list such as 0,2-3, or all")
+	f.IntVar(&opts.virtualQueues, "virtual-queues", opts.virtualQueues, "pcap, synthetic: receive queues to spread the frames over")
+	f.StringVar(&opts.replay, "replay", opts.replay, "pcap, synthetic: pace: max, recorded (pcap) or a rate over all queues such as 500kpps")
+	f.BoolVar(&opts.virtualClock, "virtual-clock", false, "pcap, synthetic: time the run by the frames' stamps, not the wall clock")
+	f.Uint64Var(&opts.count, "count", 0, "synthetic: frames to send over all queues (0: until --duration or a signal)")
+	f.IntVar(&opts.syntheticFlows, "synthetic-flows", opts.syntheticFlows, "synthetic: flows per template, at most 65536")
+	f.IntVar(&opts.batch, "batch", queues.DefaultBatch, "frames taken off a receive queue at once")
+	f.IntVar(&opts.workers, "workers", opts.workers, "workers (modelled CPUs)")
+	f.Var(&opts.cpus, "cpus", "pin worker i to the i-th CPU of this list (default: not pinned)")
+	f.Var(newChoiceFlag(&opts.hash, "kernel", "toeplitz"), "hash", "flow hash: skb_get_hash's SipHash, or the NIC's Toeplitz RSS hash")
+	f.Var(&opts.key, "hash-key", "kernel hash: SipHash key as 32 hex digits (default: a random key, logged)")
+	f.StringVar(&opts.rssKey, "rss-key", "", "toeplitz hash: RSS key, 40 or 52 bytes in hex (default: the Microsoft key)")
+	f.Var(newChoiceFlag(&opts.symmetric, "none", "xor", "sort"), "symmetric", "toeplitz hash: make it symmetric")
+	f.Var(newChoiceFlag(&opts.steer, "rps", "reta"), "steer", "steering: RPS (hash high bits) or an RSS indirection table (low bits)")
+	f.StringVar(&opts.retaWeights, "reta-weights", "", "reta steering: one weight per worker, such as 3,1 (default: equal)")
+	f.Var(&opts.gates, "gates", "fast-path gates: shapes (eth_ip,vlan,qinq,pppoe,mpls,ipip,gre), all, none or auto")
+	f.DurationVar(&opts.duration, "duration", 0, "stop after this long (0: when the source ends, or on SIGINT/SIGTERM)")
+	f.IntVar(&opts.ringSize, "ring-size", opts.ringSize, "netdev_max_backlog of each receive queue -> worker ring")
+	f.IntVar(&opts.flowLimit, "flow-limit", 0, "RPS flow limit table length (flow_limit_table_len, e.g. 4096; 0: off)")
+	f.StringVar(&opts.consumer, "consumer", opts.consumer, "queueing discipline behind each worker: "+strings.Join(queues.ConsumerNames(), ", "))
+	f.IntVar(&opts.consumerCfg.Limit, "limit", 0, "consumer limit in packets (default: the qdisc's)")
+	f.IntVar(&opts.consumerCfg.Flows, "flows", 0, "fq_codel flows, or fq orphan_mask+1 (default 1024)")
+	f.IntVar(&opts.consumerCfg.Quantum, "quantum", 0, "fq, fq_codel quantum in bytes (default: the qdisc's)")
+	f.DurationVar(&opts.consumerCfg.Target, "target", 0, "fq_codel CoDel target (default 5ms)")
+	f.DurationVar(&opts.consumerCfg.Interval, "interval", 0, "fq_codel CoDel interval (default 100ms)")
+	f.BoolVar(&opts.consumerCfg.ECN, "ecn", false, "fq_codel: mark CE instead of dropping")
+	f.StringVar(&opts.serviceRate, "service-rate", opts.serviceRate, "how fast each worker serves its consumer: max, or a rate such as 10Mbit, 1Gbit, 500kpps")
+	f.StringVar(&opts.out, "out", "", "write the run statistics as JSON to this file")
+	f.DurationVar(&opts.window, "window", opts.window, "length of each time window of the statistics")
+	f.Var(newChoiceFlag(&opts.xdpMode, pipeline.XDPModes...), "xdp-mode", "AF_XDP: where the XDP program runs")
+	f.BoolVar(&opts.zeroCopy, "zero-copy", false, "AF_XDP: bind in zero-copy mode (native mode, driver support)")
+	f.IntVar(&opts.frames, "frames", 0, "AF_XDP: UMEM frames per queue (default 4096)")
+	f.IntVar(&opts.xdpRingSize, "xdp-ring-size", 0, "AF_XDP: fill and RX ring entries (default 2048)")
+	f.Var(newChoiceFlag(&opts.rxMode, pipeline.RxModes...), "rx-mode", "AF_XDP: how a receive loop waits: spin, poll, or auto")
+	return cmd
+}
+
+// check validates the flag combinations.
+func (o *runOptions) check(cmd *cobra.Command) error {
+	n := 0
+	for _, s := range []string{o.iface, o.pcap, o.synthetic} {
+		if s != "" {
+			n++
+		}
+	}
+	if n != 1 {
+		return errors.New("want exactly one source: --iface IF, --pcap FILE or --synthetic PROFILE (hint: --synthetic default runs without a network)")
+	}
+	changed := cmd.Flags().Changed
+	switch {
+	case o.iface != "" && (o.virtualClock || changed("virtual-queues") || changed("replay")):
+		return errors.New("--virtual-clock, --virtual-queues and --replay are for --pcap and --synthetic")
+	case o.iface == "" && (changed("queues") || changed("xdp-mode") || changed("zero-copy") || changed("frames") || changed("xdp-ring-size") || changed("rx-mode")):
+		return errors.New("--queues, --xdp-mode, --zero-copy, --frames, --xdp-ring-size and --rx-mode are for --iface")
+	case o.synthetic == "" && (changed("count") || changed("synthetic-flows")):
+		return errors.New("--count and --synthetic-flows are for --synthetic")
+	case o.hash != "toeplitz" && (changed("rss-key") || changed("symmetric")) && o.pcap == "":
+		return errors.New("--rss-key and --symmetric are for --hash toeplitz (or a --pcap spread over --virtual-queues)")
+	case o.hash == "toeplitz" && o.key.set:
+		return errors.New("--hash-key is for --hash kernel")
+	case o.steer != "reta" && changed("reta-weights"):
+		return errors.New("--reta-weights is for --steer reta")
+	case o.workers < 1:
+		return fmt.Errorf("--workers %d: want at least 1", o.workers)
+	case o.virtualQueues < 1:
+		return fmt.Errorf("--virtual-queues %d: want at least 1", o.virtualQueues)
+	case o.ringSize < 1:
+		return fmt.Errorf("--ring-size %d: want at least 1", o.ringSize)
+	case o.flowLimit < 0:
+		return fmt.Errorf("--flow-limit %d: want a table length, or 0 for none", o.flowLimit)
+	case o.window <= 0:
+		return fmt.Errorf("--window %s: want a positive duration", o.window)
+	case o.duration < 0:
+		return fmt.Errorf("--duration %s: want 0 or more", o.duration)
+	}
+	if o.cpus.cpus != nil {
+		if changed("workers") && len(o.cpus.cpus) != o.workers {
+			return fmt.Errorf("--cpus lists %d CPUs for --workers %d: give one CPU per worker", len(o.cpus.cpus), o.workers)
+		}
+		o.workers = len(o.cpus.cpus)
+	}
+	return nil
+}
+
+// runSetup is what runRun builds from the flags before the source opens.
+type runSetup struct {
+	steer    queues.SteerConfig
+	consumer queues.ConsumerFactory
+	rate     queues.Rate
+	replay   pipeline.Replay
+}
+
+func (o *runOptions) setup(log *slog.Logger) (*runSetup, error) {
+	s := &runSetup{steer: queues.SteerConfig{Workers: o.workers}}
+	var err error
+	switch o.hash {
+	case "toeplitz":
+		s.steer.Hash = queues.HashToeplitz
+	default:
+		s.steer.Key = o.key.key
+		if !o.key.set {
+			s.steer.Key = hash.RandomKey()
+			log.Info("no --hash-key given, hashing with a random key", "hash_key", s.steer.Key.String())
+		}
+	}
+	if o.rssKey != "" {
+		if s.steer.RSSKey, err = hex.DecodeString(strings.ReplaceAll(o.rssKey, ":", "")); err != nil {
+			return nil, fmt.Errorf("--rss-key: want hex bytes such as 6d5a56da...: %w", err)
+		}
+		if _, err := hash.NewToeplitz(s.steer.RSSKey); err != nil {
+			return nil, fmt.Errorf("--rss-key: %w", err)
+		}
+	}
+	s.steer.Symmetry = map[symmetricChoice]hash.Symmetry{"none": hash.SymmetricNone, "xor": hash.SymmetricXOR, "sort": hash.SymmetricSort}[o.symmetric]
+	if o.steer == "reta" {
+		s.steer.Steer = queues.SteerRETA
+		if o.retaWeights != "" {
+			for w := range strings.SplitSeq(o.retaWeights, ",") {
+				n, err := strconv.Atoi(strings.TrimSpace(w))
+				if err != nil {
+					return nil, fmt.Errorf("--reta-weights %q: want whole numbers such as 3,1", o.retaWeights)
+				}
+				s.steer.RETAWeights = append(s.steer.RETAWeights, n)
+			}
+		}
+	}
+	if s.consumer, err = o.consumerCfg.Factory(o.consumer); err != nil {
+		return nil, fmt.Errorf("--consumer %s: %w", o.consumer, err)
+	}
+	if s.rate, err = queues.ParseRate(o.serviceRate); err != nil {
+		return nil, fmt.Errorf("--service-rate: %w", err)
+	}
+	switch o.replay {
+	case "max":
+	case "recorded":
+		if o.pcap == "" {
+			return nil, errors.New("--replay recorded is for --pcap")
+		}
+		s.replay.Mode = pipeline.ReplayRecorded
+	default:
+		r, err := queues.ParseRate(o.replay)
+		if err != nil || r.PacketsPerSec <= 0 {
+			return nil, fmt.Errorf("--replay %q: want max, recorded or a packet rate such as 500kpps", o.replay)
+		}
+		s.replay = pipeline.Replay{Mode: pipeline.ReplayRate, PPS: r.PacketsPerSec}
+	}
+	if o.cpus.cpus != nil {
+		allowed, err := kernel.AllowedCPUs()
+		if err != nil {
+			return nil, fmt.Errorf("--cpus: %w", err)
+		}
+		for _, c := range o.cpus.cpus {
+			if !slices.Contains(allowed, c) {
+				return nil, fmt.Errorf("--cpus: CPU %d is not one this process may run on (hint: it may use %s)", c, pipeline.FormatQueues(allowed))
+			}
+		}
+	}
+	return s, nil
+}
+
+// openSource opens the source the flags name and says what it is.
+func (o *runOptions) openSource(s *runSetup) (pipeline.Source, string, error) {
+	var clock pipeline.Clock
+	if !o.virtualClock {
+		clock = pipeline.WallClock()
+	}
+	switch {
+	case o.synthetic != "":
+		frames, err := pipeline.SyntheticProfile(o.synthetic)
+		if err != nil {
+			return nil, "", fmt.Errorf("--synthetic: %w", err)
+		}
+		src, err := pipeline.NewSynthetic(frames, pipeline.SyntheticConfig{
+			Queues: o.virtualQueues, Batch: o.batch, Flows: o.syntheticFlows, FlowOffset: queues.FlowPortOffset,
+			Count: o.count, Replay: s.replay, Clock: clock,
+		})
+		return src, "synthetic:" + o.synthetic, err
+	case o.pcap != "":
+		cfg := pipeline.PcapConfig{Queues: o.virtualQueues, Batch: o.batch, Replay: s.replay, Clock: clock}
+		if o.virtualQueues > 1 {
+			spread, err := queues.NewRSSSpread(s.steer.RSSKey, s.steer.Symmetry, o.virtualQueues, nil)
+			if err != nil {
+				return nil, "", err
+			}
+			cfg.Spread = spread
+		}
+		src, err := pipeline.OpenPcap(o.pcap, cfg)
+		return src, "pcap:" + o.pcap, err
+	}
+	qs, err := pipeline.ParseQueues(o.queues)
+	if err != nil {
+		return nil, "", fmt.Errorf("--queues: %w", err)
+	}
+	src, err := pipeline.OpenAFXDP(pipeline.AFXDPConfig{
+		Iface: o.iface, Queues: qs, Frames: o.frames, RingSize: o.xdpRingSize, Batch: o.batch,
+		ZeroCopy: o.zeroCopy, Mode: o.xdpMode, RxMode: o.rxMode, Workers: o.workers,
+	})
+	return src, "afxdp:" + o.iface, err
+}
+
+func runRun(cmd *cobra.Command, log *slog.Logger, o *runOptions) (err error) {
+	s, err := o.setup(log)
+	if err != nil {
+		return err
+	}
+	src, name, err := o.openSource(s)
+	if err != nil {
+		return err
+	}
+	// Closing the source undoes its setup (XDP program, sockets, reader),
+	// on every way out, signals included: they only cancel the context.
+	defer func() {
+		if cerr := src.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("close %s: %w", name, cerr)
+		}
+	}()
+
+	cfg := queues.EngineConfig{
+		Source: src, Steering: s.steer,
+		Flags: dissect.DefaultFlags, Gates: o.gates.gates, Auto: o.gates.auto,
+		RingSize: o.ringSize, FlowLimit: o.flowLimit,
+		Consumer: s.consumer, ServiceRate: s.rate,
+		Virtual: o.virtualClock, Window: o.window, Batch: o.batch,
+	}
+	if o.cpus.cpus != nil {
+		cfg.CPUs, cfg.PinThread = o.cpus.cpus, kernel.SetAffinity
+	}
+	engine, err := queues.NewEngine(cfg)
+	if err != nil {
+		return err
+	}
+
+	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if o.duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.duration)
+		defer cancel()
+	}
+	log.Debug("run", "source", name, "queues", len(src.Queues()), "workers", o.workers, "consumer", o.consumer)
+	stopStatus := startStatus(cmd.ErrOrStderr(), engine)
+	stats, runErr := engine.Run(ctx)
+	stopStatus()
+	if stats == nil {
+		return runErr
+	}
+
+	c := &stats.Config
+	c.Source, c.Consumer, c.Replay = name, o.consumer, s.replay.String()
+	if o.iface != "" {
+		c.Replay = ""
+		if x, ok := src.(interface{ RxMode() pipeline.RxMode }); ok {
+			c.RxMode = string(x.RxMode())
+		}
+	}
+	if o.consumer != "fifo" {
+		c.Flows = orDefault(o.consumerCfg.Flows, queues.DefaultFlows)
+	}
+	if s.steer.Hash == queues.HashKernel {
+		c.HashKey = s.steer.Key.String()
+	}
+	if o.out != "" {
+		if err := writeRunStats(o.out, stats); err != nil {
+			return errors.Join(runErr, err)
+		}
+	}
+	writeRunSummary(cmd.OutOrStdout(), stats)
+	return runErr
+}
+
+// orDefault returns v, or def when v is 0.
+func orDefault(v, def int) int {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+func writeRunStats(path string, stats *queues.RunStats) error {
+	b, err := json.MarshalIndent(stats, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode run statistics: %w", err)
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write run statistics: %w", err)
+	}
+	return nil
+}
+
+// startStatus prints a status line on w about once a second while the engine
+// runs, when w is a terminal, and returns the function that stops it.
+func startStatus(w io.Writer, e *queues.Engine) func() {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return func() {}
+	}
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		prev, prevAt := e.Snapshot(), time.Now()
+		var line []byte
+		for {
+			select {
+			case <-done:
+				fmt.Fprintln(f)
+				return
+			case now := <-tick.C:
+				cur := e.Snapshot()
+				line = appendStatus(line[:0], prev, cur, now.Sub(prevAt).Seconds())
+				f.Write(line)
+				prev, prevAt = cur, now
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-stopped
+	}
+}
+
+// appendStatus appends the status line: per queue and per worker rates over
+// the last interval, and the drops so far.
+func appendStatus(b []byte, prev, cur queues.Snapshot, secs float64) []byte {
+	b = append(b, "\r\x1b[K"...)
+	var drops, kernelDrops uint64
+	for i, q := range cur.Queues {
+		b = fmt.Appendf(b, "q%d %.2f Mpps  ", q.Queue, float64(q.Frames-prev.Queues[i].Frames)/secs/1e6)
+		kernelDrops += q.KernelDrops
+	}
+	b = append(b, "| "...)
+	for i, w := range cur.Workers {
+		b = fmt.Appendf(b, "w%d %.2f Mpps  ", i, float64(w.Served-prev.Workers[i].Served)/secs/1e6)
+		drops += w.Drops
+	}
+	return fmt.Appendf(b, "| drops %d ring/flow limit, %d kernel", drops, kernelDrops)
+}
+
+// writeRunSummary prints the final tables: per queue, per worker, drops by
+// reason, shapes, and the accounting.
+func writeRunSummary(w io.Writer, st *queues.RunStats) {
+	c := st.Config
+	secs := float64(st.DurationNs) / 1e9
+	fmt.Fprintf(w, "xdphash run %s: %d queues, %d workers, hash %s, steer %s, consumer %s, service %s, %s clock, %.3fs\n",
+		c.Source, len(st.Queues), len(st.Workers), c.Hash, c.Steer, c.Consumer, c.ServiceRate, c.Clock, secs)
+	rate := func(n uint64) string {
+		if secs <= 0 {
+			return "-"
+		}
+		return strconv.FormatFloat(float64(n)/secs/1e6, 'f', 3, 64)
+	}
+
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "queue\tframes\tbytes\tMpps\tkernel drops\tsteered to workers\t")
+	for _, q := range st.Queues {
+		steered := make([]string, len(q.Steered))
+		for i, n := range q.Steered {
+			steered[i] = strconv.FormatUint(n, 10)
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%d\t%s\t\n", q.Queue, q.Stats.Frames, q.Stats.Bytes, rate(q.Stats.Frames), q.Stats.KernelDrops(), strings.Join(steered, " "))
+	}
+	tw.Flush()
+
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "worker\tcpu\ttaken\tserved\tMpps\tring full\tflow limit\tconsumer drops\tbacklog\t")
+	for _, wr := range st.Workers {
+		cpu := "-"
+		if wr.CPU >= 0 {
+			cpu = strconv.Itoa(wr.CPU)
+		}
+		var cdrops uint64
+		for _, n := range wr.Consumer.Drops {
+			cdrops += n
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t\n", wr.Worker, cpu, wr.Packets, wr.Consumer.Dequeued, rate(wr.Consumer.Dequeued),
+			wr.Drops["ring_full"], wr.Drops["flow_limit"], cdrops, wr.Consumer.Backlog)
+	}
+	tw.Flush()
+
+	fmt.Fprintln(w)
+	writeShapeCounters(w, &st.Shapes)
+
+	a := st.Accounting
+	fmt.Fprintln(w)
+	var dropped uint64
+	reasons := slices.Sorted(maps.Keys(a.Dropped))
+	parts := make([]string, 0, len(reasons))
+	for _, r := range reasons {
+		dropped += a.Dropped[r]
+		if a.Dropped[r] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", r, a.Dropped[r]))
+		}
+	}
+	balanced := "balanced"
+	if !a.Balanced {
+		balanced = "NOT BALANCED"
+	}
+	fmt.Fprintf(w, "received %d = processed %d + dropped %d (%s)\n", a.Received, a.Processed, dropped, balanced)
+	if len(parts) > 0 {
+		fmt.Fprintf(w, "drops: %s\n", strings.Join(parts, ", "))
+	}
+	var kd uint64
+	for _, n := range a.KernelDrops {
+		kd += n
+	}
+	if kd > 0 {
+		fmt.Fprintf(w, "kernel drops before the receive loops: %d\n", kd)
+	}
+}
+
+// writeShapeCounters prints the dissector counters of all receive loops.
+func writeShapeCounters(w io.Writer, c *dissect.Counters) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "shape\tfast\tdeclined\tslow\t")
+	for s := range dissect.NumShapes {
+		sc := c.Shape[s]
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t\n", s, sc.Fast, sc.Declined, sc.Slow)
+	}
+	fmt.Fprintf(tw, "other\t-\t-\t%d\t\n", c.Other)
+	tw.Flush()
+	if c.Flips > 0 {
+		fmt.Fprintf(w, "auto mode: %d gate flips\n", c.Flips)
+	}
+}

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gopacket/gopacket/layers"
+
+	"github.com/xdphash/xdphash/corpus"
+	"github.com/xdphash/xdphash/queues"
+)
+
+// readRunStats decodes the --out file, refusing fields RunStats lacks.
+func readRunStats(tb testing.TB, path string) *queues.RunStats {
+	tb.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var st queues.RunStats
+	if err := dec.Decode(&st); err != nil {
+		tb.Fatalf("decode %s: %v", path, err)
+	}
+	return &st
+}
+
+// TestRunSynthetic is the command of the issue: a second of the default
+// synthetic profile, on the wall clock, with its statistics as JSON.
+func TestRunSynthetic(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "f.json")
+	start := time.Now()
+	stdout, stderr, code := runXdphash(t, nil, "run", "--synthetic", "default", "--duration", "1s", "--out", out)
+	if code != exitOK {
+		t.Fatalf("exit %d\nstderr: %s", code, stderr)
+	}
+	if d := time.Since(start); d < time.Second || d > 10*time.Second {
+		t.Errorf("a 1s run took %s", d)
+	}
+	st := readRunStats(t, out)
+	if st.SchemaVersion != queues.SchemaVersion {
+		t.Errorf("schema_version %d, want %d", st.SchemaVersion, queues.SchemaVersion)
+	}
+	acc := st.Accounting
+	if !acc.Balanced || acc.Received == 0 {
+		t.Errorf("accounting %+v", acc)
+	}
+	c := st.Config
+	if c.Source != "synthetic:default" || c.Consumer != "fifo" || c.Clock != "wall" || c.Workers != 2 || len(c.HashKey) != 32 || len(st.Workers) != 2 {
+		t.Errorf("config %+v", c)
+	}
+	for _, want := range []string{"xdphash run synthetic:default", "worker", "eth_ip", "(balanced)"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("summary lacks %q:\n%s", want, stdout)
+		}
+	}
+	if !strings.Contains(stderr, "random key") {
+		t.Errorf("stderr does not log the random key: %s", stderr)
+	}
+}
+
+// TestRunPcapVirtual replays the corpus from a file over 2 RSS queues on the
+// virtual clock, into fq_codel at a limited rate: every frame is received,
+// and two runs give the same report.
+func TestRunPcapVirtual(t *testing.T) {
+	var rs []record
+	for _, f := range corpus.Bases() {
+		rs = append(rs, record{data: f.Data})
+	}
+	path := tempFile(t, "corpus.pcap", captureFile(t, "pcap", layers.LinkTypeEthernet, rs...))
+	run := func() *queues.RunStats {
+		out := filepath.Join(t.TempDir(), "run.json")
+		_, stderr, code := runXdphash(t, nil, "run", "--pcap", path, "--virtual-clock", "--virtual-queues", "2",
+			"--workers", "3", "--hash-key", kunitKey, "--consumer", "fq_codel", "--service-rate", "1kpps", "--out", out)
+		if code != exitOK {
+			t.Fatalf("exit %d\nstderr: %s", code, stderr)
+		}
+		return readRunStats(t, out)
+	}
+	a, b := run(), run()
+	if a.Accounting.Received != uint64(len(rs)) || !a.Accounting.Balanced {
+		t.Errorf("accounting %+v, want %d frames", a.Accounting, len(rs))
+	}
+	if a.Config.Clock != "virtual" || a.Config.HashKey != kunitKey || a.Config.Flows != queues.DefaultFlows || len(a.Queues) != 2 {
+		t.Errorf("config %+v", a.Config)
+	}
+	// One frame a millisecond for len(rs) ms.
+	if want := int64(len(rs)-1)*int64(time.Millisecond) + 1; a.DurationNs != want {
+		t.Errorf("duration %d ns, want %d", a.DurationNs, want)
+	}
+	a.Started, b.Started = time.Time{}, time.Time{}
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	// Two queues merge in the order their records reach each worker, which
+	// may differ: compare what does not depend on it.
+	if a.Accounting.Processed != b.Accounting.Processed || len(a.Windows) != len(b.Windows) ||
+		a.Queues[0].Stats.Frames != b.Queues[0].Stats.Frames {
+		t.Errorf("two virtual runs differ:\n%s\n%s", ja, jb)
+	}
+}
+
+// TestRunCPUs pins the one worker to the first CPU this process may use.
+func TestRunCPUs(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run.json")
+	_, stderr, code := runXdphash(t, nil, "run", "--synthetic", "ipv4-tcp", "--count", "10000", "--cpus", "0", "--out", out)
+	if code != exitOK {
+		t.Fatalf("exit %d\nstderr: %s", code, stderr)
+	}
+	st := readRunStats(t, out)
+	if len(st.Workers) != 1 || st.Workers[0].CPU != 0 || st.Accounting.Received != 10000 {
+		t.Errorf("workers %+v, accounting %+v", st.Workers, st.Accounting)
+	}
+}
+
+func TestRunUsageErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no source", nil, "want exactly one source"},
+		{"two sources", []string{"--synthetic", "default", "--pcap", "x.pcap"}, "want exactly one source"},
+		{"virtual clock live", []string{"--iface", "lo", "--virtual-clock"}, "are for --pcap and --synthetic"},
+		{"queues offline", []string{"--synthetic", "default", "--queues", "0"}, "are for --iface"},
+		{"count on pcap", []string{"--pcap", "x.pcap", "--count", "5"}, "are for --synthetic"},
+		{"reta weights with rps", []string{"--synthetic", "default", "--reta-weights", "1,1"}, "--reta-weights is for --steer reta"},
+		{"hash key with toeplitz", []string{"--synthetic", "default", "--hash", "toeplitz", "--hash-key", kunitKey}, "--hash-key is for --hash kernel"},
+		{"cpus and workers", []string{"--synthetic", "default", "--cpus", "0", "--workers", "2"}, "one CPU per worker"},
+		{"bad hash", []string{"--synthetic", "default", "--hash", "crc"}, "--hash: want kernel|toeplitz"},
+		{"bad cpus", []string{"--synthetic", "default", "--cpus", "x"}, "--cpus: want CPU numbers"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, stderr, code := runXdphash(t, nil, append([]string{"run"}, tt.args...)...)
+			if code != exitFailure || !strings.Contains(stderr, tt.want) || !strings.Contains(stderr, "Usage:") {
+				t.Errorf("exit %d, stderr:\n%s\nwant %q and the usage", code, stderr, tt.want)
+			}
+		})
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown profile", []string{"--synthetic", "nope"}, `unknown synthetic profile "nope"`},
+		{"missing file", []string{"--pcap", "/nonexistent.pcap"}, "open capture"},
+		{"service rate", []string{"--synthetic", "default", "--service-rate", "fast"}, "--service-rate"},
+		{"replay", []string{"--synthetic", "default", "--replay", "10Mbit"}, "--replay"},
+		{"recorded synthetic", []string{"--synthetic", "default", "--replay", "recorded"}, "--replay recorded is for --pcap"},
+		{"consumer", []string{"--synthetic", "default", "--consumer", "red"}, `no consumer "red"`},
+		{"rss key", []string{"--synthetic", "default", "--hash", "toeplitz", "--rss-key", "0011"}, "--rss-key"},
+		{"reta weights", []string{"--synthetic", "default", "--steer", "reta", "--reta-weights", "1,1,1"}, "weights"},
+		{"cpu not allowed", []string{"--synthetic", "default", "--cpus", "1000"}, "CPU 1000 is not one this process may run on"},
+		{"no such interface", []string{"--iface", "xdphash-none0"}, "xdphash-none0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, stderr, code := runXdphash(t, nil, append([]string{"run"}, tt.args...)...)
+			if code != exitFailure || !strings.Contains(stderr, tt.want) || strings.Contains(stderr, "Usage:") {
+				t.Errorf("exit %d, stderr:\n%s\nwant %q without the usage", code, stderr, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,137 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/xdphash/xdphash/dissect"
+	"github.com/xdphash/xdphash/fairness"
+	"github.com/xdphash/xdphash/queues"
+)
+
+// Errors of this package.
+var (
+	// ErrAddress reports a --metrics-addr that is not host:port or :port.
+	ErrAddress = errors.New("invalid metrics address")
+)
+
+// shutdownTimeout bounds how long Serve's server waits for scrapes in
+// flight once its context is done.
+const shutdownTimeout = time.Second
+
+var (
+	rxPackets     = prometheus.NewDesc("xdphash_rx_packets_total", "Frames taken off the receive queue.", []string{"queue"}, nil)
+	rxBytes       = prometheus.NewDesc("xdphash_rx_bytes_total", "Wire bytes of the frames taken off the receive queue.", []string{"queue"}, nil)
+	workerPackets = prometheus.NewDesc("xdphash_worker_packets_total", "Records the worker took off its rings.", []string{"worker"}, nil)
+	workerBytes   = prometheus.NewDesc("xdphash_worker_bytes_total", "Wire bytes of the records the worker took off its rings.", []string{"worker"}, nil)
+	served        = prometheus.NewDesc("xdphash_consumer_served_total", "Records the worker's consumer served.", []string{"worker"}, nil)
+	backlog       = prometheus.NewDesc("xdphash_consumer_backlog", "Records the worker's consumer holds.", []string{"worker"}, nil)
+	ceMarks       = prometheus.NewDesc("xdphash_consumer_ce_marks_total", "Packets the worker's consumer marked CE.", []string{"worker"}, nil)
+	drops         = prometheus.NewDesc("xdphash_drops_total", "Packets dropped, by stage (kernel, ring, worker, consumer) and reason.", []string{"stage", "reason"}, nil)
+	dissected     = prometheus.NewDesc("xdphash_dissect_total", "Frames dissected, by fast-path shape and the path that dissected them.", []string{"shape", "path"}, nil)
+	jain          = prometheus.NewDesc("xdphash_fairness_jain", "Jain's fairness index of the load over the scope (1 is even).", []string{"scope"}, nil)
+)
+
+// Collector is a prometheus.Collector over run statistics snapshots: each
+// scrape calls the snapshot function once.
+type Collector struct {
+	snapshot func() queues.RunStats
+}
+
+// NewCollector returns a collector of the snapshots snapshot returns; it is
+// called from the scraping goroutine, so it must be safe to call from any.
+func NewCollector(snapshot func() queues.RunStats) *Collector {
+	return &Collector{snapshot: snapshot}
+}
+
+// Describe sends the descriptors of every metric.
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{rxPackets, rxBytes, workerPackets, workerBytes, served, backlog, ceMarks, drops, dissected, jain} {
+		ch <- d
+	}
+}
+
+// Collect sends the metrics of one snapshot.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	st := c.snapshot()
+	counter := func(d *prometheus.Desc, v uint64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
+	}
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	var qBytes, wBytes []uint64
+	for _, q := range st.Queues {
+		label := strconv.Itoa(q.Queue)
+		counter(rxPackets, q.Stats.Frames, label)
+		counter(rxBytes, q.Stats.Bytes, label)
+		qBytes = append(qBytes, q.Stats.Bytes)
+	}
+	for _, w := range st.Workers {
+		label := strconv.Itoa(w.Worker)
+		counter(workerPackets, w.Packets, label)
+		counter(workerBytes, w.Bytes, label)
+		counter(served, w.Consumer.Dequeued, label)
+		gauge(backlog, float64(w.Consumer.Backlog), label)
+		counter(ceMarks, w.Consumer.CEMarks, label)
+		wBytes = append(wBytes, w.Bytes)
+		gauge(jain, w.Consumer.Flows.Jain, "flows_worker_"+label)
+	}
+	gauge(jain, fairness.Jain(qBytes), "queues")
+	gauge(jain, fairness.Jain(wBytes), "workers")
+	for key, n := range st.Accounting.Dropped {
+		stage, reason, ok := strings.Cut(key, "/")
+		if !ok {
+			stage, reason = "other", key
+		}
+		counter(drops, n, stage, reason)
+	}
+	for reason, n := range st.Accounting.KernelDrops {
+		counter(drops, n, "kernel", reason)
+	}
+	for s := range dissect.NumShapes {
+		sc := st.Shapes.Shape[s]
+		counter(dissected, sc.Fast, s.String(), "fast")
+		counter(dissected, sc.Slow, s.String(), "slow")
+	}
+	counter(dissected, st.Shapes.Other, "other", "slow")
+}
+
+// Serve serves the metrics of snapshot on http://addr/metrics until ctx is
+// done, and returns the address it listens on (with the port chosen when
+// addr's is 0). An address without a host means the loopback interface:
+// ":9100" listens on 127.0.0.1:9100; give "0.0.0.0:9100" to listen on all.
+func Serve(ctx context.Context, addr string, snapshot func() queues.RunStats) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", fmt.Errorf("serve metrics: %w %q: %w (hint: give host:port or :port)", ErrAddress, addr, err)
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, port))
+	if err != nil {
+		return "", fmt.Errorf("serve metrics: listen on %s: %w", net.JoinHostPort(host, port), err)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(NewCollector(snapshot))
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }() // ends with ErrServerClosed at Shutdown
+	context.AfterFunc(ctx, func() {
+		sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	})
+	return ln.Addr().String(), nil
+}

@@ -1,0 +1,156 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/xdphash/xdphash/dissect"
+	"github.com/xdphash/xdphash/pipeline"
+	"github.com/xdphash/xdphash/queues"
+)
+
+// sampleStats is a run of two queues and two workers.
+func sampleStats() queues.RunStats {
+	st := queues.RunStats{
+		SchemaVersion: queues.SchemaVersion,
+		Queues: []queues.QueueReport{
+			{Queue: 0, Stats: pipeline.QueueStats{Frames: 30, Bytes: 3000}},
+			{Queue: 1, Stats: pipeline.QueueStats{Frames: 10, Bytes: 1000}},
+		},
+		Workers: []queues.WorkerReport{
+			{Worker: 0, Packets: 20, Bytes: 2000, Consumer: queues.ConsumerReport{
+				ConsumerStats: queues.ConsumerStats{Dequeued: 18, Backlog: 2, CEMarks: 1},
+				Flows:         queues.FlowReport{Jain: 0.5},
+			}},
+			{Worker: 1, Packets: 20, Bytes: 2000},
+		},
+		Accounting: queues.Accounting{
+			Dropped:     map[string]uint64{"consumer/codel": 4, "ring/full": 2},
+			KernelDrops: map[string]uint64{"rx_ring_full": 7},
+		},
+	}
+	st.Shapes.Shape[dissect.ShapeVLAN].Fast = 11
+	st.Shapes.Other = 3
+	return st
+}
+
+// TestServe scrapes /metrics over HTTP and parses it with the Prometheus
+// text parser.
+func TestServe(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	addr, err := Serve(ctx, ":0", sampleStats)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(addr, "127.0.0.1:") {
+		t.Errorf("an address without a host listens on %s, want the loopback", addr)
+	}
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /metrics: %v, status %d", err, resp.StatusCode)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(strings.NewReader(string(body)))
+	if err != nil {
+		t.Fatalf("parse /metrics: %v\n%s", err, body)
+	}
+	tests := []struct {
+		name   string
+		labels string // "k=v,k=v", sorted by name
+		want   float64
+	}{
+		{"xdphash_rx_packets_total", "queue=0", 30},
+		{"xdphash_rx_bytes_total", "queue=1", 1000},
+		{"xdphash_worker_packets_total", "worker=1", 20},
+		{"xdphash_worker_bytes_total", "worker=0", 2000},
+		{"xdphash_consumer_served_total", "worker=0", 18},
+		{"xdphash_consumer_backlog", "worker=0", 2},
+		{"xdphash_consumer_ce_marks_total", "worker=0", 1},
+		{"xdphash_drops_total", "reason=codel,stage=consumer", 4},
+		{"xdphash_drops_total", "reason=full,stage=ring", 2},
+		{"xdphash_drops_total", "reason=rx_ring_full,stage=kernel", 7},
+		{"xdphash_dissect_total", "path=fast,shape=vlan", 11},
+		{"xdphash_dissect_total", "path=slow,shape=other", 3},
+		// Bytes 3000 and 1000: 4000² / (2·(3000² + 1000²)) = 0.8.
+		{"xdphash_fairness_jain", "scope=queues", 0.8},
+		{"xdphash_fairness_jain", "scope=workers", 1},
+		{"xdphash_fairness_jain", "scope=flows_worker_0", 0.5},
+	}
+	// value finds the sample of family name whose labels print as labels.
+	value := func(name, labels string) (float64, bool) {
+		for _, m := range families[name].GetMetric() {
+			var parts []string
+			for _, l := range m.GetLabel() {
+				parts = append(parts, fmt.Sprintf("%s=%s", l.GetName(), l.GetValue()))
+			}
+			if strings.Join(parts, ",") != labels {
+				continue
+			}
+			switch {
+			case m.Counter != nil:
+				return m.Counter.GetValue(), true
+			case m.Gauge != nil:
+				return m.Gauge.GetValue(), true
+			}
+		}
+		return 0, false
+	}
+	for _, tt := range tests {
+		got, ok := value(tt.name, tt.labels)
+		if !ok || math.Abs(got-tt.want) > 1e-9 {
+			t.Errorf("%s{%s} = %v (found %v), want %v", tt.name, tt.labels, got, ok, tt.want)
+		}
+	}
+	for name, f := range families {
+		if strings.HasSuffix(name, "_total") != (f.GetType().String() == "COUNTER") {
+			t.Errorf("%s is a %v", name, f.GetType())
+		}
+	}
+
+	cancel()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			break
+		}
+		resp.Body.Close()
+		if time.Now().After(deadline) {
+			t.Fatal("still serving after the context ended")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestServeAddress(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, addr := range []string{"9100", "localhost"} {
+		if _, err := Serve(ctx, addr, sampleStats); !errors.Is(err, ErrAddress) {
+			t.Errorf("Serve(%q): %v, want ErrAddress", addr, err)
+		}
+	}
+	a, err := Serve(ctx, "127.0.0.1:0", sampleStats)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Serve(ctx, a, sampleStats); err == nil {
+		t.Errorf("a second server on %s: no error", a)
+	}
+}

@@ -1,0 +1,176 @@
+package pipeline
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/xdphash/xdphash/dissect"
+)
+
+// portAt34 is the flow field of an untagged IPv4 frame without options: its
+// transport source port.
+func portAt34([]byte) int { return 34 }
+
+// TestSyntheticFrames checks the templates' order, the flows written into
+// them, the split of Count over the queues and the virtual stamps.
+func TestSyntheticFrames(t *testing.T) {
+	a := dissect.SampleFrame(dissect.ShapeEthIP) // TCP 1025 -> 80
+	b := append(dissect.SampleFrame(dissect.ShapeEthIP), 0xee)
+	src, err := NewSynthetic([][]byte{a, b}, SyntheticConfig{
+		Queues: 2, Batch: 4, Flows: 10, FlowOffset: portAt34, Count: 101,
+		Replay: Replay{Mode: ReplayRate, PPS: 2000}, // 1000 per queue: 1 ms apart
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	got := receiveAll(t, src, io.EOF)
+	perQueue := [2]int{}
+	for _, r := range got {
+		k := perQueue[r.queue]
+		perQueue[r.queue]++
+		tpl := [][]byte{a, b}[k%2]
+		if len(r.frame) != len(tpl) || !bytes.Equal(r.frame[:34], tpl[:34]) || !bytes.Equal(r.frame[36:], tpl[36:]) {
+			t.Fatalf("queue %d frame %d is not template %d with a flow:\n% x", r.queue, k, k%2, r.frame)
+		}
+		// Queue q's flows are q, q+2, ..., below 10.
+		flow := int(binary.BigEndian.Uint16(r.frame[34:])) - 1025
+		if flow < 0 || flow >= 10 || flow%2 != r.queue {
+			t.Errorf("queue %d frame %d: flow %d", r.queue, k, flow)
+		}
+		if r.arrival != int64(k)*int64(time.Millisecond) || r.wireLen != len(tpl) {
+			t.Errorf("queue %d frame %d: arrival %d, wire %d", r.queue, k, r.arrival, r.wireLen)
+		}
+	}
+	if perQueue != [2]int{51, 50} {
+		t.Errorf("frames per queue %v, want [51 50]", perQueue)
+	}
+	if st := src.Queues()[0].Stats(); st.Frames != 51 || st.Bytes != 26*uint64(len(a))+25*uint64(len(b)) {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+// TestSyntheticBuffers checks that the frames of one batch are distinct
+// buffers: a receive loop may hold all of them until its next Receive.
+func TestSyntheticBuffers(t *testing.T) {
+	src, err := NewSynthetic([][]byte{dissect.SampleFrame(dissect.ShapeEthIP)}, SyntheticConfig{Batch: 8, Flows: 1000, FlowOffset: portAt34})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	b := NewBatch(8)
+	if err := src.Queues()[0].Receive(b); err != nil {
+		t.Fatal(err)
+	}
+	ports := map[uint16]bool{}
+	for _, f := range b.Frames {
+		ports[binary.BigEndian.Uint16(f[34:])] = true
+	}
+	if len(ports) < 6 { // 8 draws from 1000 flows
+		t.Errorf("8 frames of a batch carry %d flows: buffers shared?", len(ports))
+	}
+}
+
+func TestSyntheticLivePace(t *testing.T) {
+	src, err := NewSynthetic([][]byte{dissect.SampleFrame(dissect.ShapeEthIP)}, SyntheticConfig{
+		Count: 2000, Replay: Replay{Mode: ReplayRate, PPS: 1e5}, Clock: WallClock(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	start := time.Now()
+	got := receiveAll(t, src, io.EOF)
+	// The last batch starts at frame 1984: 19.84 ms.
+	if d := time.Since(start); d < 19*time.Millisecond || len(got) != 2000 {
+		t.Errorf("%d frames at 100 kpps took %s", len(got), d)
+	}
+}
+
+func TestSyntheticClose(t *testing.T) {
+	src, err := NewSynthetic([][]byte{dissect.SampleFrame(dissect.ShapeVLAN)}, SyntheticConfig{Replay: Replay{Mode: ReplayRate, PPS: 1}, Clock: WallClock()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := src.Queues()[0]
+	b := NewBatch(64)
+	if err := q.Receive(b); err != nil { // the first batch is due at once
+		t.Fatal(err)
+	}
+	done := make(chan error)
+	go func() { done <- q.Receive(b) }() // waits 64 s for the next
+	time.Sleep(10 * time.Millisecond)
+	src.Close()
+	if err := <-done; !errors.Is(err, ErrClosed) {
+		t.Errorf("receive ended with %v, want ErrClosed", err)
+	}
+}
+
+func TestSyntheticZeroAllocs(t *testing.T) {
+	frames, err := SyntheticProfile("default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := NewSynthetic(frames, SyntheticConfig{FlowOffset: portAt34})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	q, b := src.Queues()[0], NewBatch(64)
+	if n := testing.AllocsPerRun(100, func() { q.Receive(b) }); n != 0 {
+		t.Errorf("%.1f allocations per Receive, want 0", n)
+	}
+}
+
+// TestSyntheticDefaultProfile checks that the default profile spans every
+// fast-path shape and has frames of no shape.
+func TestSyntheticDefaultProfile(t *testing.T) {
+	frames, err := SyntheticProfile("default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shapes [dissect.NumShapes]int
+	other := 0
+	for _, f := range frames {
+		if s, ok := dissect.ClassifyFrame(f); ok {
+			shapes[s]++
+		} else {
+			other++
+		}
+	}
+	for s, n := range shapes {
+		if n == 0 {
+			t.Errorf("no %s frame", dissect.Shape(s))
+		}
+	}
+	if other == 0 {
+		t.Error("no frame of no shape")
+	}
+	if _, err := SyntheticProfile("nope"); err == nil || !strings.Contains(err.Error(), "default") {
+		t.Errorf("unknown profile: %v", err)
+	}
+}
+
+func TestSyntheticErrors(t *testing.T) {
+	f := dissect.SampleFrame(dissect.ShapeEthIP)
+	for _, tt := range []struct {
+		name   string
+		frames [][]byte
+		cfg    SyntheticConfig
+	}{
+		{"no frames", nil, SyntheticConfig{}},
+		{"too many flows", [][]byte{f}, SyntheticConfig{Flows: 1 << 17}},
+		{"recorded", [][]byte{f}, SyntheticConfig{Replay: Replay{Mode: ReplayRecorded}}},
+		{"rate 0", [][]byte{f}, SyntheticConfig{Replay: Replay{Mode: ReplayRate}}},
+		{"flow field past the end", [][]byte{f[:35]}, SyntheticConfig{FlowOffset: portAt34}},
+	} {
+		if _, err := NewSynthetic(tt.frames, tt.cfg); err == nil {
+			t.Errorf("%s: no error", tt.name)
+		}
+	}
+}

@@ -1,0 +1,61 @@
+package queues
+
+import (
+	"testing"
+	"time"
+
+	"github.com/xdphash/xdphash/dissect"
+	"github.com/xdphash/xdphash/pipeline"
+)
+
+// benchEngine is an engine on an endless synthetic source whose loops a
+// benchmark drives by hand, on one goroutine.
+func benchEngine(b *testing.B, profile string) *Engine {
+	b.Helper()
+	src := syntheticSource(b, profile, pipeline.SyntheticConfig{})
+	e, err := NewEngine(EngineConfig{
+		Source: src, Steering: SteerConfig{Workers: 2, Key: testKey},
+		Flags: dissect.DefaultFlags, Gates: dissect.AllGates, Window: time.Hour,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return e
+}
+
+// BenchmarkReceiveLoop is one receive loop's cost per frame (ns/op): the
+// synthetic source, dissect, hash, steer and the ring slot, with the rings
+// emptied behind it at no cost. It bounds the rate one receive queue can
+// take, whatever the workers do.
+func BenchmarkReceiveLoop(b *testing.B) {
+	for _, p := range []string{"default", "ipv4-tcp"} {
+		b.Run(p, func(b *testing.B) {
+			e := benchEngine(b, p)
+			r := e.recv[0]
+			b.ResetTimer()
+			for i := 0; i < b.N; i += r.batch.Len() {
+				r.src.Receive(r.batch)
+				r.process(r.batch)
+				for _, w := range e.workers {
+					w.rings[0].Release(w.rings[0].Len())
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkWorkerPoll is a worker's cost per record (ns/op): taking records
+// off its ring and through fifo at "max".
+func BenchmarkWorkerPoll(b *testing.B) {
+	e := benchEngine(b, "default")
+	r := e.recv[0]
+	r.src.Receive(r.batch)
+	r.process(r.batch)
+	w := e.workers[0]
+	recs := append(w.rings[0].Pop(nil), e.workers[1].rings[0].Pop(nil)...)
+	b.ResetTimer()
+	for i := 0; i < b.N; i += len(recs) {
+		w.rings[0].Push(recs)
+		w.poll()
+	}
+}

@@ -1,0 +1,257 @@
+package queues
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"sync/atomic"
+
+	"github.com/xdphash/xdphash/dissect"
+	"github.com/xdphash/xdphash/pipeline"
+)
+
+// receiver is one receive queue's loop, run to completion like the kernel's
+// RPS: it takes a batch of frames off its source, dissects and hashes each
+// frame once, in place, and writes the Record straight into a slot of the ring
+// to the worker the hash selects. Nothing downstream parses the frame again.
+type receiver struct {
+	e     *Engine
+	index int // position among the receive loops: the ring index in each worker
+	src   pipeline.QueueSource
+	queue int
+	d     *dissect.Dissector
+	steer *Steering
+	fl    *FlowLimit // nil without a flow limit
+	// maxBacklog is netdev_max_backlog: the flow limit's reference.
+	maxBacklog int
+	batch      *pipeline.Batch
+	keys       dissect.FlowKeys
+	out        []outRing // per worker
+
+	virtual bool
+	base    int64 // the engine clock at the start of the run
+	last    int64 // the last arrival, on the run's clock
+
+	frames, bytes uint64
+	steered       []uint64 // per worker: records committed to its ring
+
+	// Windows: snaps[k] is the cumulative counters at the end of window k.
+	window, winEnd int64
+	snaps          []recvSnap
+
+	pub recvCounters
+}
+
+// outRing is the receive loop's side of its ring to one worker.
+type outRing struct {
+	ring *Ring
+	w    *worker
+	free int // slots free at the batch's start, less those committed since
+	n    int // slots filled in this batch, not yet committed
+	// Drops of records for this worker.
+	full    uint64 // the ring was full: the kernel's backlog drop
+	limited uint64 // the flow limit dropped it
+}
+
+// recvCounters are the receive loop's counters as it publishes them, once
+// per batch, for Engine.Snapshot.
+type recvCounters struct {
+	frames, bytes atomic.Uint64
+	drops         []struct{ full, limited atomic.Uint64 }
+}
+
+// recvSnap is a receive loop's cumulative counters at a window's end.
+type recvSnap struct {
+	frames, bytes uint64
+	drops         []uint64 // per worker, ring full and flow limit together
+}
+
+// drop is the drops of records for worker w, 0 in the zero snapshot.
+func (s recvSnap) drop(w int) uint64 {
+	if s.drops == nil {
+		return 0
+	}
+	return s.drops[w]
+}
+
+func newReceiver(e *Engine, index int, src pipeline.QueueSource) *receiver {
+	cfg := &e.cfg
+	r := &receiver{
+		e: e, index: index, src: src, queue: src.Queue(),
+		d:          dissect.NewDissector(cfg.Flags, cfg.Gates),
+		steer:      e.steer,
+		batch:      pipeline.NewBatch(cfg.Batch),
+		virtual:    cfg.Virtual,
+		window:     int64(cfg.Window),
+		winEnd:     int64(cfg.Window),
+		steered:    make([]uint64, len(e.workers)),
+		maxBacklog: cfg.RingSize,
+	}
+	if cfg.Auto {
+		r.d.EnableAuto(dissect.AutoConfig{})
+	}
+	if cfg.FlowLimit > 0 {
+		r.fl = NewFlowLimit(cfg.FlowLimit)
+	}
+	r.pub.drops = make([]struct{ full, limited atomic.Uint64 }, len(e.workers))
+	for _, wk := range e.workers {
+		r.out = append(r.out, outRing{ring: wk.rings[index], w: wk})
+	}
+	return r
+}
+
+// run receives until the source ends or is closed, then tells the workers.
+func (r *receiver) run() error {
+	defer r.finish()
+	for {
+		err := r.src.Receive(r.batch)
+		if r.batch.Len() > 0 {
+			r.process(r.batch)
+		}
+		switch {
+		case err == nil:
+		case errors.Is(err, io.EOF), errors.Is(err, pipeline.ErrClosed):
+			return nil
+		default:
+			return fmt.Errorf("receive on queue %d: %w", r.queue, err)
+		}
+	}
+}
+
+// finish closes the last window, publishes, and counts the loop out; the
+// workers drain its rings before they end.
+func (r *receiver) finish() {
+	r.snaps = append(r.snaps, r.snap())
+	r.publish()
+	r.e.running.Add(-1)
+	for _, o := range r.out {
+		o.w.wakeUp()
+	}
+}
+
+// process runs one batch: per frame dissect, hash, steer, and fill a ring
+// slot; per batch one atomic load (Free) and one store (Commit) per worker.
+// It allocates nothing and makes no interface call per frame.
+func (r *receiver) process(b *pipeline.Batch) {
+	for w := range r.out {
+		o := &r.out[w]
+		o.free, o.n = o.ring.Free(), 0
+	}
+	// A live run stamps the batch with the engine's clock when it comes off
+	// the source, as the kernel stamps an skb when the driver hands it up;
+	// the sources' own clocks have other origins.
+	now := int64(0)
+	if !r.virtual {
+		now = r.e.clock() - r.base
+		r.closeWindows(now)
+	}
+	for i, frame := range b.Frames {
+		arrival := now
+		if r.virtual {
+			// Arrivals never go back (captures may): the worker's clock is
+			// the latest arrival.
+			arrival = max(b.Arrival[i], r.last)
+			r.closeWindows(arrival)
+		}
+		r.last = arrival
+		wireLen := b.WireLen[i]
+		r.frames++
+		r.bytes += uint64(wireLen)
+
+		_, path := r.d.DissectFrame(&r.keys, frame)
+		h, l4 := r.steer.Hash(&r.keys)
+		w := r.steer.Worker(h, r.queue)
+		o := &r.out[w]
+		if o.n >= o.free {
+			if !r.virtual {
+				o.full++
+				continue
+			}
+			r.waitForRoom(o)
+		}
+		// The backlog as the kernel reads it: what the worker had not taken
+		// at the batch's start, plus this batch's records so far.
+		if r.fl != nil && r.fl.Limited(h, o.ring.Cap()-o.free+o.n, r.maxBacklog) {
+			o.limited++
+			continue
+		}
+		rec := o.ring.Slot(o.n)
+		o.n++
+		rec.FromKeys(&r.keys)
+		rec.Hash, rec.L4, rec.Path = h, l4, path
+		rec.Len, rec.Arrival, rec.Queue = uint32(wireLen), arrival, uint16(r.queue)
+	}
+	behind := r.commit()
+	r.publish()
+	if behind {
+		// A worker lags. With fewer cores than loops, it may be waiting
+		// for this one's processor: a woken worker runs only when its
+		// waker yields (or after the scheduler's 10 ms preemption, when
+		// the ring has long overflowed). On a machine with a core per
+		// loop the yield returns at once.
+		runtime.Gosched()
+	}
+}
+
+// commit publishes the batch's records to every worker and wakes the workers
+// that sleep. It returns whether a ring is now more than half full.
+func (r *receiver) commit() (behind bool) {
+	for w := range r.out {
+		o := &r.out[w]
+		if o.n == 0 {
+			continue
+		}
+		o.ring.Commit(o.n)
+		r.steered[w] += uint64(o.n)
+		o.free -= o.n
+		o.n = 0
+		o.w.wakeUp()
+		behind = behind || o.free < o.ring.Cap()/2
+	}
+	return behind
+}
+
+// waitForRoom is a virtual run's lossless enqueue: it commits what the batch
+// has so far (the worker may be waiting for it) and waits until o's worker
+// has taken records off the full ring. Workers never wait for receive loops,
+// so this always ends.
+func (r *receiver) waitForRoom(o *outRing) {
+	r.commit()
+	for spins := 0; ; spins++ {
+		if o.free = o.ring.Free(); o.free > 0 {
+			return
+		}
+		o.w.wakeUp()
+		if spins > 64 {
+			runtime.Gosched()
+		}
+	}
+}
+
+// closeWindows snapshots the counters for every window that ended before t.
+func (r *receiver) closeWindows(t int64) {
+	for t >= r.winEnd {
+		r.snaps = append(r.snaps, r.snap())
+		r.winEnd += r.window
+	}
+}
+
+func (r *receiver) snap() recvSnap {
+	s := recvSnap{frames: r.frames, bytes: r.bytes, drops: make([]uint64, len(r.out))}
+	for w, o := range r.out {
+		s.drops[w] = o.full + o.limited
+	}
+	return s
+}
+
+// publish stores the counters for Engine.Snapshot: plain stores by their one
+// writer, no read-modify-write.
+func (r *receiver) publish() {
+	r.pub.frames.Store(r.frames)
+	r.pub.bytes.Store(r.bytes)
+	for w, o := range r.out {
+		r.pub.drops[w].full.Store(o.full)
+		r.pub.drops[w].limited.Store(o.limited)
+	}
+}

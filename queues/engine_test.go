@@ -1,0 +1,567 @@
+package queues
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
+
+	"github.com/xdphash/xdphash/corpus"
+	"github.com/xdphash/xdphash/dissect"
+	"github.com/xdphash/xdphash/hash"
+	"github.com/xdphash/xdphash/pipeline"
+)
+
+// testKey is the kernel SipHash KUnit key.
+var testKey = hash.Key{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}
+
+// expected is what the offline slow path says of one frame.
+type expected struct {
+	rec    Record // the flow fields, Hash, L4, Len and Queue
+	worker int
+}
+
+// oracleSource wraps a source and works out, for every frame a receive loop
+// takes, the Record and worker the engine must produce, with the slow path
+// and the hash package alone.
+type oracleSource struct {
+	pipeline.Source
+	queues []*oracleQueue
+}
+
+type oracleQueue struct {
+	pipeline.QueueSource
+	want    func(frame []byte) (uint32, bool, int) // hash, l4, worker
+	frames  []expected
+	atEOF   func()
+	eofOnce sync.Once
+}
+
+func newOracleSource(src pipeline.Source, want func(frame []byte) (uint32, bool, int)) *oracleSource {
+	o := &oracleSource{Source: src}
+	for _, q := range src.Queues() {
+		o.queues = append(o.queues, &oracleQueue{QueueSource: q, want: want})
+	}
+	return o
+}
+
+func (o *oracleSource) Queues() []pipeline.QueueSource {
+	qs := make([]pipeline.QueueSource, len(o.queues))
+	for i, q := range o.queues {
+		qs[i] = q
+	}
+	return qs
+}
+
+func (q *oracleQueue) Receive(b *pipeline.Batch) error {
+	err := q.QueueSource.Receive(b)
+	for i, f := range b.Frames {
+		var keys dissect.FlowKeys
+		dissect.DissectFrame(&keys, f, dissect.DefaultFlags)
+		var r Record
+		r.FromKeys(&keys)
+		r.Hash, r.L4, r.Len, r.Queue = 0, false, uint32(b.WireLen[i]), uint16(q.Queue())
+		h, l4, w := q.want(f)
+		r.Hash, r.L4 = h, l4
+		q.frames = append(q.frames, expected{rec: r, worker: w})
+	}
+	if err != nil && q.atEOF != nil {
+		q.eofOnce.Do(q.atEOF)
+	}
+	return err
+}
+
+// kernelRPS is the expectation of HashKernel with SteerRPS over workers
+// workers: skb_get_hash of the slow path's keys, reciprocal_scale written
+// out.
+func kernelRPS(key hash.Key, workers int) func([]byte) (uint32, bool, int) {
+	k := hash.NewKernel(key)
+	return func(f []byte) (uint32, bool, int) {
+		var keys dissect.FlowKeys
+		dissect.DissectFrame(&keys, f, dissect.DefaultFlags)
+		h, l4 := k.Hash(&keys)
+		return h, l4, int(uint64(h) * uint64(workers) >> 32)
+	}
+}
+
+// recorder is a consumer that keeps every record it is given, serves them at
+// once, and can hold its worker until released.
+type recorder struct {
+	FIFO
+	hold <-chan struct{} // Enqueue waits for it to close; nil: never waits
+	got  []Record
+}
+
+func (c *recorder) Enqueue(recs []Record, now int64) {
+	if c.hold != nil {
+		<-c.hold
+	}
+	c.got = append(c.got, recs...)
+	c.FIFO.Enqueue(recs, now)
+}
+
+type recorders struct {
+	mu   sync.Mutex
+	all  []*recorder
+	hold <-chan struct{}
+}
+
+func (rs *recorders) factory(limit int) ConsumerFactory {
+	return func(w int) Consumer {
+		rs.mu.Lock()
+		defer rs.mu.Unlock()
+		for len(rs.all) <= w {
+			rs.all = append(rs.all, nil)
+		}
+		rs.all[w] = &recorder{FIFO: *NewFIFO(limit), hold: rs.hold}
+		return rs.all[w]
+	}
+}
+
+// checkRecords checks that each worker got, from each queue, exactly the
+// frames the oracle steered to it, in order, with the oracle's Record.
+func checkRecords(tb testing.TB, o *oracleSource, rs *recorders, drops uint64) {
+	tb.Helper()
+	var total, got uint64
+	for w, c := range rs.all {
+		byQueue := map[uint16][]Record{}
+		for _, r := range c.got {
+			byQueue[r.Queue] = append(byQueue[r.Queue], r)
+			got++
+		}
+		for q, oq := range o.queues {
+			var want []expected
+			for _, e := range oq.frames {
+				if e.worker == w {
+					want = append(want, e)
+				}
+			}
+			recs := byQueue[uint16(oq.Queue())]
+			if drops == 0 && len(recs) != len(want) {
+				tb.Errorf("worker %d got %d records from queue %d, want %d", w, len(recs), q, len(want))
+			}
+			// With drops, the records are a subsequence of the frames.
+			j := 0
+			for i := range recs {
+				r := recs[i]
+				r.Arrival, r.Path = 0, 0
+				for j < len(want) && want[j].rec != r {
+					if drops == 0 {
+						tb.Fatalf("worker %d, queue %d, record %d:\n-%+v\n+%+v", w, q, i, want[j].rec, r)
+					}
+					j++
+				}
+				if j == len(want) {
+					tb.Fatalf("worker %d, queue %d: record %d %+v is no frame steered here", w, q, i, r)
+				}
+				j++
+			}
+		}
+	}
+	for _, oq := range o.queues {
+		total += uint64(len(oq.frames))
+	}
+	if got+drops != total {
+		tb.Errorf("%d records reached the consumers and %d were dropped, of %d frames", got, drops, total)
+	}
+}
+
+func syntheticSource(tb testing.TB, profile string, cfg pipeline.SyntheticConfig) pipeline.Source {
+	tb.Helper()
+	frames, err := pipeline.SyntheticProfile(profile)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if cfg.FlowOffset == nil {
+		cfg.FlowOffset = FlowPortOffset
+	}
+	src, err := pipeline.NewSynthetic(frames, cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { src.Close() })
+	return src
+}
+
+func runEngine(tb testing.TB, cfg EngineConfig) *RunStats {
+	tb.Helper()
+	e, err := NewEngine(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	st, err := e.Run(ctx)
+	if err != nil {
+		tb.Fatalf("run: %v\naccounting %+v", err, st.Accounting)
+	}
+	return st
+}
+
+func dropTotal(acc Accounting) uint64 {
+	var n uint64
+	for _, d := range acc.Dropped {
+		n += d
+	}
+	return n
+}
+
+// TestEngineSynthetic runs the default profile through the whole engine:
+// every Record matches the slow path and the kernel hash, lands on the worker
+// reciprocal_scale picks, in order, and the accounting adds up.
+func TestEngineSynthetic(t *testing.T) {
+	for _, virtual := range []bool{false, true} {
+		t.Run(fmt.Sprintf("virtual=%v", virtual), func(t *testing.T) {
+			const workers, frames = 3, 20000
+			src := syntheticSource(t, "default", pipeline.SyntheticConfig{Queues: 2, Count: frames, Flows: 300})
+			o := newOracleSource(src, kernelRPS(testKey, workers))
+			var rs recorders
+			st := runEngine(t, EngineConfig{
+				Source:   o,
+				Steering: SteerConfig{Workers: workers, Key: testKey},
+				Flags:    dissect.DefaultFlags, Gates: dissect.AllGates,
+				Consumer: rs.factory(1 << 16),
+				// Lossless: a live run with a ring this large and fast
+				// consumers drops nothing on any machine worth testing on,
+				// and a virtual run never drops.
+				RingSize: 1 << 15,
+				Virtual:  virtual,
+			})
+			checkRecords(t, o, &rs, dropTotal(st.Accounting))
+			checkAccounting(t, st, frames)
+			if n := dropTotal(st.Accounting); n != 0 {
+				t.Errorf("drops %v, want none", st.Accounting.Dropped)
+			}
+			var fast uint64
+			for _, s := range st.Shapes.Shape {
+				fast += s.Fast
+			}
+			if fast == 0 || st.Shapes.Other == 0 {
+				t.Errorf("shapes %+v: want fast-path and other frames", st.Shapes)
+			}
+		})
+	}
+}
+
+// checkAccounting checks that the report's parts agree with each other.
+func checkAccounting(tb testing.TB, st *RunStats, received uint64) {
+	tb.Helper()
+	acc := st.Accounting
+	if !acc.Balanced || acc.Received != received || acc.Received != acc.Processed+dropTotal(acc) {
+		tb.Errorf("accounting %+v, want %d received, balanced", acc, received)
+	}
+	var frames, steered, taken, ringDrops uint64
+	for _, q := range st.Queues {
+		frames += q.Stats.Frames
+		for _, n := range q.Steered {
+			steered += n
+		}
+	}
+	for _, w := range st.Workers {
+		taken += w.Packets
+		ringDrops += w.Drops[dropRingFull] + w.Drops[dropFlowLimit]
+	}
+	if frames != received || steered != taken || steered+ringDrops != received {
+		tb.Errorf("queues saw %d frames and steered %d, workers took %d and dropped %d, of %d", frames, steered, taken, ringDrops, received)
+	}
+	var winPackets, winServed uint64
+	for _, w := range st.Windows {
+		for _, n := range w.QueuePackets {
+			winPackets += n
+		}
+		for _, n := range w.WorkerPackets {
+			winServed += n
+		}
+	}
+	var served uint64
+	for _, w := range st.Workers {
+		served += w.Consumer.Dequeued
+	}
+	if winPackets != received || winServed != served {
+		tb.Errorf("windows count %d received and %d served, want %d and %d", winPackets, winServed, received, served)
+	}
+}
+
+// writePcap writes frames as a pcap file, 10 µs apart.
+func writePcap(tb testing.TB, frames [][]byte) []byte {
+	tb.Helper()
+	var buf bytes.Buffer
+	w := pcapgo.NewWriterNanos(&buf)
+	if err := w.WriteFileHeader(65536, layers.LinkTypeEthernet); err != nil {
+		tb.Fatal(err)
+	}
+	t0 := time.Unix(1700000000, 0)
+	for i, f := range frames {
+		ci := gopacket.CaptureInfo{Timestamp: t0.Add(time.Duration(i) * 10 * time.Microsecond), CaptureLength: len(f), Length: len(f)}
+		if err := w.WritePacket(ci, f); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return buf.Bytes()
+}
+
+// TestEnginePcapCorpus replays the whole corpus, every odd frame the project
+// knows, from a pcap file spread over 3 virtual queues by RSS, and checks each
+// Record against the slow path.
+func TestEnginePcapCorpus(t *testing.T) {
+	var frames [][]byte
+	for _, f := range corpus.Build() {
+		frames = append(frames, f.Data)
+	}
+	spread, err := NewRSSSpread(nil, hash.SymmetricNone, 3, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := pipeline.NewPcap(bytes.NewReader(writePcap(t, frames)), "corpus.pcap", pipeline.PcapConfig{Queues: 3, Spread: spread})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	const workers = 2
+	o := newOracleSource(src, kernelRPS(testKey, workers))
+	var rs recorders
+	st := runEngine(t, EngineConfig{
+		Source:   o,
+		Steering: SteerConfig{Workers: workers, Key: testKey},
+		Flags:    dissect.DefaultFlags, Gates: dissect.AllGates,
+		Consumer: rs.factory(1 << 16),
+		Virtual:  true,
+	})
+	checkRecords(t, o, &rs, 0)
+	checkAccounting(t, st, uint64(len(frames)))
+	for q, oq := range o.queues {
+		if len(oq.frames) == 0 {
+			t.Errorf("RSS sent no frame to queue %d", q)
+		}
+	}
+	// The capture spans len(frames) * 10 µs of virtual time.
+	if want := int64(len(frames)-1)*10000 + 1; st.DurationNs != want {
+		t.Errorf("virtual duration %d ns, want %d", st.DurationNs, want)
+	}
+}
+
+// TestEngineTinyRing holds the workers until the source has sent everything,
+// so that rings of 8 records overflow: the drops are counted and the rest
+// add up.
+func TestEngineTinyRing(t *testing.T) {
+	tests := []struct {
+		name      string
+		ringSize  int
+		flowLimit int
+		profile   string
+		flows     int
+	}{
+		{name: "ring_full", ringSize: 8, profile: "default", flows: 100},
+		// With a ring of 8, a flow cannot fill the 128-packet history before
+		// the ring is full: no flow limit drop, as in the kernel, which does
+		// not consult the flow limit when the backlog is full.
+		{name: "small_flow_limit", ringSize: 8, flowLimit: 1024, profile: "ipv4-tcp", flows: 1},
+		// One elephant flow: once the ring is half full (128), its packets
+		// fill the history, and from the 65th on the flow limit drops every
+		// packet before the ring is full.
+		{name: "flow_limit", ringSize: 256, flowLimit: 1024, profile: "ipv4-tcp", flows: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			const frames = 5000
+			src := syntheticSource(t, tt.profile, pipeline.SyntheticConfig{Count: frames, Flows: tt.flows})
+			o := newOracleSource(src, kernelRPS(testKey, 2))
+			hold := make(chan struct{})
+			o.queues[0].atEOF = func() { close(hold) }
+			rs := recorders{hold: hold}
+			e, err := NewEngine(EngineConfig{
+				Source:    o,
+				Steering:  SteerConfig{Workers: 2, Key: testKey},
+				Flags:     dissect.DefaultFlags,
+				Consumer:  rs.factory(1 << 16),
+				RingSize:  tt.ringSize,
+				FlowLimit: tt.flowLimit,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := e.Run(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkAccounting(t, st, frames)
+			checkRecords(t, o, &rs, dropTotal(st.Accounting))
+			acc := st.Accounting
+			full, limited := acc.Dropped["ring/full"], acc.Dropped["worker/flow_limit"]
+			switch {
+			case tt.flowLimit > 0 && tt.ringSize >= 2*FlowLimitHistory:
+				// The ring takes 128 records below half full, then 64 more
+				// counted in the history; the 65th is dropped, and so is
+				// every later one while the ring stays above half full.
+				if full != 0 || limited == 0 {
+					t.Errorf("%d ring full, %d flow limit drops: want only flow limit drops", full, limited)
+				}
+			default:
+				if full == 0 || limited != 0 {
+					t.Errorf("%d ring full, %d flow limit drops: want only ring full drops", full, limited)
+				}
+			}
+		})
+	}
+}
+
+// TestEngineVirtualDeterministic runs a rate-limited virtual replay twice:
+// with one queue and no flow limit the reports are identical.
+func TestEngineVirtualDeterministic(t *testing.T) {
+	frames, err := pipeline.SyntheticProfile("default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func() []byte {
+		src, err := pipeline.NewSynthetic(frames, pipeline.SyntheticConfig{
+			Count: 30000, FlowOffset: FlowPortOffset, Replay: pipeline.Replay{Mode: pipeline.ReplayRate, PPS: 2e5},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer src.Close()
+		st := runEngine(t, EngineConfig{
+			Source:      src,
+			Steering:    SteerConfig{Workers: 2, Key: testKey},
+			Flags:       dissect.DefaultFlags,
+			Gates:       dissect.AllGates,
+			ServiceRate: Rate{BitsPerSec: 1e8}, // a quarter of the ~100 MB/s offered to each worker
+			RingSize:    64,
+			Virtual:     true,
+			Window:      20 * time.Millisecond,
+		})
+		checkAccounting(t, st, 30000)
+		if st.Accounting.Dropped["consumer/overlimit"] == 0 {
+			t.Errorf("no fifo drops at a service rate below the offered load: %+v", st.Accounting)
+		}
+		st.Started = time.Time{}
+		b, err := json.Marshal(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	a, b := run(), run()
+	if !bytes.Equal(a, b) {
+		t.Errorf("two virtual runs differ:\n%s\n%s", a, b)
+	}
+}
+
+// TestEngineWindows checks the window split of a virtual run: 1 Mpps per
+// queue for 2.5 ms in 1 ms windows.
+func TestEngineWindows(t *testing.T) {
+	src := syntheticSource(t, "default", pipeline.SyntheticConfig{Queues: 2, Count: 5000})
+	st := runEngine(t, EngineConfig{
+		Source:   src,
+		Steering: SteerConfig{Workers: 2, Key: testKey},
+		Virtual:  true,
+		Window:   time.Millisecond,
+	})
+	checkAccounting(t, st, 5000)
+	if len(st.Windows) != 3 {
+		t.Fatalf("%d windows, want 3", len(st.Windows))
+	}
+	for k, want := range []uint64{1000, 1000, 500} {
+		for q, got := range st.Windows[k].QueuePackets {
+			if got != want {
+				t.Errorf("window %d queue %d: %d packets, want %d", k, q, got, want)
+			}
+		}
+	}
+}
+
+// TestEngineErrors checks configurations NewEngine refuses and a source that
+// fails.
+func TestEngineErrors(t *testing.T) {
+	src := syntheticSource(t, "default", pipeline.SyntheticConfig{Count: 10})
+	for _, tt := range []struct {
+		name string
+		cfg  EngineConfig
+	}{
+		{"no source", EngineConfig{Steering: SteerConfig{Workers: 1}}},
+		{"no workers", EngineConfig{Source: src}},
+		{"CPUs per worker", EngineConfig{Source: src, Steering: SteerConfig{Workers: 2}, CPUs: []int{0}, PinThread: func(int) error { return nil }}},
+		{"CPUs without PinThread", EngineConfig{Source: src, Steering: SteerConfig{Workers: 1}, CPUs: []int{0}}},
+		{"RETA weights", EngineConfig{Source: src, Steering: SteerConfig{Workers: 2, Steer: SteerRETA, RETAWeights: []int{1, 1, 1}}}},
+		{"RSS key", EngineConfig{Source: src, Steering: SteerConfig{Workers: 2, Hash: HashToeplitz, RSSKey: make([]byte, 12)}}},
+	} {
+		if _, err := NewEngine(tt.cfg); err == nil {
+			t.Errorf("%s: no error", tt.name)
+		}
+	}
+
+	broken := errors.New("broken")
+	e, err := NewEngine(EngineConfig{Source: &failingSource{Source: src, err: broken}, Steering: SteerConfig{Workers: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Run(context.Background()); !errors.Is(err, broken) {
+		t.Errorf("run on a failing source: %v, want %v", err, broken)
+	}
+	pinErr := errors.New("no such CPU")
+	e, err = NewEngine(EngineConfig{
+		Source:    syntheticSource(t, "default", pipeline.SyntheticConfig{Count: 100}),
+		Steering:  SteerConfig{Workers: 1},
+		CPUs:      []int{7},
+		PinThread: func(int) error { return pinErr },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Run(context.Background()); !errors.Is(err, pinErr) {
+		t.Errorf("run with a failing pin: %v, want %v", err, pinErr)
+	}
+}
+
+type failingSource struct {
+	pipeline.Source
+	err error
+}
+
+func (s *failingSource) Queues() []pipeline.QueueSource {
+	return []pipeline.QueueSource{&failingQueue{QueueSource: s.Source.Queues()[0], err: s.err}}
+}
+
+type failingQueue struct {
+	pipeline.QueueSource
+	err error
+}
+
+func (q *failingQueue) Receive(b *pipeline.Batch) error {
+	if err := q.QueueSource.Receive(b); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	return q.err
+}
+
+// TestEngineCancel stops an endless live source with its context.
+func TestEngineCancel(t *testing.T) {
+	src := syntheticSource(t, "default", pipeline.SyntheticConfig{Replay: pipeline.Replay{Mode: pipeline.ReplayRate, PPS: 1e5}, Clock: pipeline.WallClock()})
+	e, err := NewEngine(EngineConfig{Source: src, Steering: SteerConfig{Workers: 2, Key: testKey}, ServiceRate: Rate{PacketsPerSec: 2e4}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	st, err := e.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkAccounting(t, st, st.Accounting.Received)
+	if st.Accounting.Received == 0 {
+		t.Error("received nothing in 100 ms")
+	}
+	snap := e.Snapshot()
+	if snap.Queues[0].Frames != st.Accounting.Received {
+		t.Errorf("snapshot %+v, want %d frames", snap, st.Accounting.Received)
+	}
+}

@@ -1,0 +1,174 @@
+package queues
+
+import (
+	"cmp"
+	"net/netip"
+	"slices"
+
+	"github.com/xdphash/xdphash/fairness"
+)
+
+// maxShares caps FlowReport.Shares: the flow slots of the default consumers,
+// enough for the share distribution's chart.
+const maxShares = 1024
+
+// FlowID is a flow's full identity, the key of the heavy-hitter sketch: the
+// addresses, ports and protocol as the dissector read them.
+type FlowID struct {
+	Src, Dst     [16]byte
+	SPort, DPort uint16
+	Proto        uint8
+	AddrType     uint8
+}
+
+// flowID is r's identity.
+func flowID(r *Record) FlowID {
+	return FlowID{Src: r.Src, Dst: r.Dst, SPort: r.SPort, DPort: r.DPort, Proto: r.IPProto, AddrType: r.AddrType}
+}
+
+// FlowStats is a consumer's fairness accounting of the packets it served, in
+// memory bounded by its number of buckets whatever the number of flows: exact
+// packets and bytes per bucket (the consumer's flow slots, which are what its
+// scheduler treats fairly), whether a bucket served more than one flow hash
+// (a collision), a distinct counter of the flow hashes, a heavy-hitter sketch
+// of bytes keyed by full flow identity, and the sojourn time histogram.
+// Served is called once per packet on the consumer's path: it allocates
+// nothing. Only served packets are counted, so that a consumer's enqueue
+// path, which a full queue makes the busiest, pays nothing for the report.
+//
+// A fair scheduler serves a flow a quantum at a time, so consecutive served
+// packets are often of one flow: the distinct counter and the sketch, the
+// costly parts, see each such run of packets once.
+type FlowStats struct {
+	buckets  []bucketStats
+	distinct fairness.Distinct
+	top      *fairness.SpaceSaving[FlowID]
+	sojourn  fairness.LogHistogram
+	run      flowRun // the run of packets of one flow not yet counted
+}
+
+// bucketStats is one bucket: what it served, the first flow hash it served
+// and whether another one followed.
+type bucketStats struct {
+	packets, bytes uint64
+	first          uint32
+	shared         bool
+}
+
+// flowRun is consecutive served packets of one flow in one bucket.
+type flowRun struct {
+	id             FlowID
+	hash, bucket   uint32
+	packets, bytes uint64
+}
+
+// NewFlowStats returns the accounting of a consumer with buckets flow slots
+// and a heavy-hitter sketch of topFlows counters.
+func NewFlowStats(buckets, topFlows int) *FlowStats {
+	return &FlowStats{
+		buckets: make([]bucketStats, buckets),
+		top:     fairness.NewSpaceSaving[FlowID](topFlows),
+	}
+}
+
+// Served counts a packet the consumer served from bucket after sojourn ns
+// in it.
+func (s *FlowStats) Served(r *Record, bucket uint32, sojourn int64) {
+	b := &s.buckets[bucket]
+	if b.packets == 0 {
+		b.first = r.Hash
+	} else if r.Hash != b.first {
+		b.shared = true
+	}
+	b.packets++
+	b.bytes += uint64(r.Len)
+	s.sojourn.Add(sojourn)
+	run := &s.run
+	if run.packets > 0 && r.Hash == run.hash && bucket == run.bucket &&
+		r.Src == run.id.Src && r.Dst == run.id.Dst && r.SPort == run.id.SPort && r.DPort == run.id.DPort &&
+		r.IPProto == run.id.Proto && r.AddrType == run.id.AddrType {
+		run.packets++
+		run.bytes += uint64(r.Len)
+		return
+	}
+	s.flush()
+	run.id.Src, run.id.Dst = r.Src, r.Dst
+	run.id.SPort, run.id.DPort, run.id.Proto, run.id.AddrType = r.SPort, r.DPort, r.IPProto, r.AddrType
+	run.hash, run.bucket, run.packets, run.bytes = r.Hash, bucket, 1, uint64(r.Len)
+}
+
+// flush counts the pending run of packets in the distinct counter and the
+// sketch.
+func (s *FlowStats) flush() {
+	run := &s.run
+	if run.packets == 0 {
+		return
+	}
+	s.distinct.Add(run.hash)
+	// A flow has served at most its bucket's bytes: while that is no more
+	// than the sketch's smallest counter, the flow cannot be a heavy hitter
+	// and the sketch need not see it (see SpaceSaving.Min). With many equal
+	// flows this skips most of the sketch's work, its costliest part.
+	if s.buckets[run.bucket].bytes > s.top.Min() {
+		s.top.Add(run.id, run.hash, run.bytes, run.packets)
+	}
+	run.packets = 0
+}
+
+// Report summarises the flows: Jain's index and the shares are over the
+// buckets that served traffic, the fairness the consumer's scheduler gives;
+// flows colliding in a bucket share its slot, as in the kernel.
+func (s *FlowStats) Report() FlowReport {
+	s.flush()
+	r := FlowReport{Slots: len(s.buckets), Active: int(s.distinct.Estimate())}
+	var bytes []uint64
+	var total uint64
+	for _, b := range s.buckets {
+		if b.shared {
+			r.Collisions++
+		}
+		if b.packets > 0 {
+			bytes = append(bytes, b.bytes)
+			total += b.bytes
+		}
+	}
+	r.Buckets, r.Served = len(bytes), len(bytes)
+	r.Jain = fairness.Jain(bytes)
+	slices.SortFunc(bytes, func(a, b uint64) int { return cmp.Compare(b, a) })
+	for _, b := range bytes[:min(len(bytes), maxShares)] {
+		r.Shares = append(r.Shares, float64(b)/float64(total))
+	}
+	for _, c := range s.top.Top() {
+		id := Record{Src: c.Key.Src, Dst: c.Key.Dst, AddrType: c.Key.AddrType}
+		r.Top = append(r.Top, TopFlow{
+			Hash: c.Hash,
+			Src:  addrString(id.SrcAddr()), Dst: addrString(id.DstAddr()),
+			SPort: c.Key.SPort, DPort: c.Key.DPort, Proto: c.Key.Proto,
+			Packets: c.Packets, Bytes: c.Bytes,
+			ErrorBytes: c.ErrorBytes, ErrorPackets: c.ErrorPackets,
+		})
+	}
+	return r
+}
+
+// SojournNs is the sojourn time percentiles of ConsumerReport: p50, p90,
+// p99 and max; nil when nothing was served.
+func (s *FlowStats) SojournNs() map[string]int64 {
+	if s.sojourn.Count() == 0 {
+		return nil
+	}
+	return map[string]int64{
+		"p50": s.sojourn.Quantile(0.5),
+		"p90": s.sojourn.Quantile(0.9),
+		"p99": s.sojourn.Quantile(0.99),
+		"max": s.sojourn.Max(),
+	}
+}
+
+// addrString prints a TopFlow address: "" for non-IP flows.
+func addrString(a netip.Addr) string {
+	if !a.IsValid() {
+		return ""
+	}
+	return a.String()
+}

@@ -1,0 +1,313 @@
+package queues
+
+import "github.com/xdphash/xdphash/hash"
+
+func init() {
+	Consumers["fq_codel"], _ = ConsumerConfig{}.Factory("fq_codel") // the defaults are valid
+}
+
+// skbOverhead is what fq_codel's memory limit charges a packet beyond its
+// length: SKB_TRUESIZE's struct sk_buff and skb_shared_info, 256 + 320 bytes
+// on x86-64 with 64-byte cache lines. A driver's real truesize also counts
+// its buffer's unused room (often half or all of a 4 KiB page), so the model
+// reaches the memory limit later than such a driver would.
+const skbOverhead = 576
+
+// FQCodel is fq_codel (net/sched/sch_fq_codel.c) on one CPU: packets are
+// classified into flows by reciprocal_scale(hash, flows), each flow is a FIFO
+// under its own CoDel, and flows take turns by deficit round robin, flows
+// that were empty (new, sparse flows) ahead of the others for one quantum.
+// Over the packet or memory limit it drops from the head of the flow with the
+// most bytes queued, up to half of them at once.
+//
+// Differences from the kernel: no tc filters or skb->priority overrides
+// (every packet is classified by its hash), ECN is off unless asked (with
+// it every packet is taken as ECN-capable), no ce_threshold, and truesize is
+// modelled as the length plus skbOverhead.
+type FQCodel struct {
+	p        fqCodelParams
+	pool     pktPool
+	flows    []fqCodelFlow
+	flowNext []int32  // each flow's link in new_flows or old_flows
+	backlogs []uint32 // bytes queued per flow: scanned for the fattest flow, as the kernel keeps them apart
+	newFlows flowList
+	oldFlows flowList
+
+	qlen    int    // sch->q.qlen
+	backlog uint64 // sch->qstats.backlog, bytes
+	memory  int64  // memory_usage, bytes of truesize
+
+	maxBacklog               int
+	enqueued, dequeued       uint64
+	dropCodel, dropOverlimit uint64
+	dropOvermemory, ceMarks  uint64
+	flowStats                *FlowStats
+}
+
+type fqCodelFlow struct {
+	q       pktFIFO
+	listed  bool // on new_flows or old_flows (!list_empty(&flow->flowchain))
+	deficit int32
+	cvars   codelVars
+}
+
+// NewFQCodel returns an empty fq_codel configured by cfg.
+func NewFQCodel(cfg ConsumerConfig) (*FQCodel, error) {
+	p, err := cfg.fqCodel()
+	if err != nil {
+		return nil, err
+	}
+	return newFQCodel(p), nil
+}
+
+func newFQCodel(p fqCodelParams) *FQCodel {
+	q := &FQCodel{
+		p:         p,
+		pool:      newPktPool(min(p.limit+1, 4096)),
+		flows:     make([]fqCodelFlow, p.flows),
+		flowNext:  make([]int32, p.flows),
+		backlogs:  make([]uint32, p.flows),
+		newFlows:  emptyFlowList,
+		oldFlows:  emptyFlowList,
+		flowStats: NewFlowStats(p.flows, p.topFlows),
+	}
+	for i := range q.flows {
+		q.flows[i].q = emptyFIFO
+	}
+	return q
+}
+
+// Enqueue is fq_codel_enqueue for each record: queue it at its flow's tail,
+// put the flow on new_flows if it was on no list, and drop from the fattest
+// flow when over a limit.
+func (q *FQCodel) Enqueue(recs []Record, now int64) {
+	for i := range recs {
+		r := &recs[i]
+		idx := hash.ReciprocalScale(r.Hash, uint32(len(q.flows)))
+		f := &q.flows[idx]
+		f.q.push(&q.pool, q.pool.put(r, now))
+		q.backlogs[idx] += r.Len
+		q.backlog += uint64(r.Len)
+		if !f.listed {
+			q.newFlows.push(q.flowNext, int32(idx))
+			f.listed = true
+			f.deficit = q.p.quantum
+		}
+		q.memory += int64(r.Len) + skbOverhead
+		q.enqueued++
+		q.qlen++
+		if memoryLimited := q.memory > q.p.memoryLimit; q.qlen > q.p.limit || memoryLimited {
+			n := q.dropFattest()
+			if memoryLimited {
+				q.dropOvermemory += n
+			} else {
+				q.dropOverlimit += n
+			}
+		}
+		q.maxBacklog = max(q.maxBacklog, q.qlen)
+	}
+}
+
+// dropFattest is fq_codel_drop: find the flow with the most bytes queued
+// (the first of equals) and drop packets from its head until half of its
+// bytes are gone or dropBatch packets are, at least one; CoDel's count of
+// that flow grows by the drops, to signal it harder. It returns the drops.
+func (q *FQCodel) dropFattest() uint64 {
+	var fattest uint32
+	idx := 0
+	for i, b := range q.backlogs {
+		if b > fattest {
+			fattest, idx = b, i
+		}
+	}
+	threshold := fattest >> 1
+	f := &q.flows[idx]
+	var bytes uint32
+	var mem int64
+	n := 0
+	for {
+		p := f.q.pop(&q.pool)
+		if p == nilIndex {
+			break // only zero-length records were queued: nothing is fat
+		}
+		l := q.pool.recs[p].Len
+		bytes += l
+		mem += int64(l) + skbOverhead
+		q.pool.release(p)
+		n++
+		if n >= q.p.dropBatch || bytes >= threshold {
+			break
+		}
+	}
+	f.cvars.count += uint32(n)
+	q.backlogs[idx] -= bytes
+	q.backlog -= uint64(bytes)
+	q.memory -= mem
+	q.qlen -= n
+	return uint64(n)
+}
+
+// Dequeue serves packets as fq_codel_dequeue does, one after another while
+// the budget lasts.
+func (q *FQCodel) Dequeue(now int64, budget Budget, out []Record) []Record {
+	t := toCodelTime(now)
+	var pkts int
+	var bytes int64
+	for underBudget(budget, pkts, bytes) {
+		p, idx := q.dequeue(t)
+		if p == nilIndex {
+			break
+		}
+		var n int64
+		out, n = q.pool.serve(p, idx, now, q.flowStats, out)
+		pkts++
+		bytes += n
+	}
+	return out
+}
+
+// dequeue is fq_codel_dequeue: the first flow of new_flows, else of
+// old_flows; a flow out of deficit gets a quantum more and goes to the tail
+// of old_flows; a flow CoDel leaves empty leaves the lists (or, taken from
+// new_flows while old flows wait, goes to old_flows' tail so that it cannot
+// starve them). It returns the packet's pool slot and its flow.
+func (q *FQCodel) dequeue(now codelTime) (int32, uint32) {
+	for {
+		list, fromNew := &q.newFlows, true
+		if list.empty() {
+			list, fromNew = &q.oldFlows, false
+			if list.empty() {
+				return nilIndex, 0
+			}
+		}
+		idx := list.head
+		f := &q.flows[idx]
+		if f.deficit <= 0 {
+			f.deficit += q.p.quantum
+			list.pop(q.flowNext)
+			q.oldFlows.push(q.flowNext, idx)
+			continue
+		}
+		p := q.codelDequeue(f, uint32(idx), now)
+		if p == nilIndex {
+			list.pop(q.flowNext)
+			if fromNew && !q.oldFlows.empty() {
+				q.oldFlows.push(q.flowNext, idx)
+			} else {
+				f.listed = false
+			}
+			continue
+		}
+		f.deficit -= int32(q.pool.recs[p].Len)
+		q.dequeued++
+		return p, uint32(idx)
+	}
+}
+
+// headOut is fq_codel's dequeue_func: take the head packet off flow idx and
+// out of the qdisc's counts; nilIndex when the flow is empty.
+func (q *FQCodel) headOut(f *fqCodelFlow, idx uint32) int32 {
+	p := f.q.pop(&q.pool)
+	if p != nilIndex {
+		l := q.pool.recs[p].Len
+		q.backlogs[idx] -= l
+		q.backlog -= uint64(l)
+		q.memory -= int64(l) + skbOverhead
+		q.qlen--
+	}
+	return p
+}
+
+// shouldDrop runs CoDel's test on packet p (nilIndex: the flow went empty).
+func (q *FQCodel) shouldDrop(v *codelVars, p int32, now codelTime) bool {
+	if p == nilIndex {
+		v.firstAboveTime = 0
+		return false
+	}
+	return v.shouldDrop(&q.p.codel, toCodelTime(q.pool.enq[p]), now, q.backlog)
+}
+
+// codelDrop drops packet p, already out of the counts.
+func (q *FQCodel) codelDrop(p int32) {
+	q.dropCodel++
+	q.pool.release(p)
+}
+
+// codelDequeue is codel_dequeue (include/net/codel_impl.h) on flow idx: it
+// returns the flow's next packet to serve, after dropping (or marking) those
+// CoDel's control law condemns, or nilIndex when none is left.
+func (q *FQCodel) codelDequeue(f *fqCodelFlow, idx uint32, now codelTime) int32 {
+	v, cp := &f.cvars, &q.p.codel
+	p := q.headOut(f, idx)
+	if p == nilIndex {
+		v.dropping = false
+		return p
+	}
+	drop := q.shouldDrop(v, p, now)
+	switch {
+	case v.dropping && !drop:
+		// The sojourn time went below target: leave the dropping state.
+		v.dropping = false
+	case v.dropping && codelAfterEq(now, v.dropNext):
+		// Time for the next drop, and perhaps more: a large backlog can
+		// make the next drop due at once.
+		for v.dropping && codelAfterEq(now, v.dropNext) {
+			v.count++ // wrapping does not matter: no division by it
+			v.newtonStep()
+			if cp.ecn {
+				q.ceMarks++
+				v.dropNext = codelControlLaw(v.dropNext, cp.interval, v.recInvSqrt)
+				return p
+			}
+			q.codelDrop(p)
+			p = q.headOut(f, idx)
+			if !q.shouldDrop(v, p, now) {
+				v.dropping = false
+			} else {
+				v.dropNext = codelControlLaw(v.dropNext, cp.interval, v.recInvSqrt)
+			}
+		}
+	case !v.dropping && drop:
+		if cp.ecn {
+			q.ceMarks++
+		} else {
+			q.codelDrop(p)
+			p = q.headOut(f, idx)
+			q.shouldDrop(v, p, now) // updates first_above_time; its verdict is not used
+		}
+		v.dropping = true
+		// If the queue went above target again soon after the last dropping
+		// state ended, start from the drop rate that controlled it then.
+		delta := v.count - v.lastcount
+		if delta > 1 && codelBefore(now-v.dropNext, 16*cp.interval) {
+			v.count = delta
+			v.newtonStep()
+		} else {
+			v.count = 1
+			v.recInvSqrt = ^uint16(0)
+		}
+		v.lastcount = v.count
+		v.dropNext = codelControlLaw(now, cp.interval, v.recInvSqrt)
+	}
+	return p
+}
+
+// Backlog is the number of packets queued.
+func (q *FQCodel) Backlog() int { return q.qlen }
+
+// Stats returns the counters. Drop reasons: "codel" (CoDel's control law),
+// "overlimit" (over the packet limit) and "overmemory" (over the memory
+// limit; the kernel counts these in both drop_overlimit and
+// drop_overmemory, here they are apart so that the reasons add up).
+func (q *FQCodel) Stats() ConsumerStats {
+	return ConsumerStats{
+		Enqueued: q.enqueued,
+		Dequeued: q.dequeued,
+		Drops:    map[string]uint64{"codel": q.dropCodel, "overlimit": q.dropOverlimit, "overmemory": q.dropOvermemory},
+		CEMarks:  q.ceMarks,
+		Backlog:  q.qlen,
+	}
+}
+
+// Report is Stats with the flows' fairness and the sojourn times.
+func (q *FQCodel) Report() ConsumerReport { return fairReport(q.Stats(), q.flowStats, q.maxBacklog) }

@@ -1,0 +1,168 @@
+package queues
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Rate is a service rate: bits per second or packets per second. The zero
+// Rate is "max": as fast as the worker can.
+type Rate struct {
+	BitsPerSec    float64 // when > 0, the rate counts wire bytes
+	PacketsPerSec float64 // when > 0 (and BitsPerSec is 0), the rate counts packets
+}
+
+// rateUnits are the suffixes ParseRate takes, with their multipliers, as tc
+// writes bit rates (SI prefixes, case-insensitive) and as packet generators
+// write packet rates.
+var rateUnits = []struct {
+	suffix string
+	mult   float64
+	pps    bool
+}{
+	{"tbit", 1e12, false}, {"gbit", 1e9, false}, {"mbit", 1e6, false}, {"kbit", 1e3, false}, {"bit", 1, false},
+	{"mpps", 1e6, true}, {"kpps", 1e3, true}, {"pps", 1, true},
+}
+
+// ParseRate reads "max" (or "") or a positive number with a unit: bit, kbit,
+// Mbit, Gbit, Tbit (powers of 1000, as tc reads them) or pps, kpps, Mpps.
+// Units are case-insensitive: "10Mbit", "1gbit", "500kpps".
+func ParseRate(s string) (Rate, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	if t == "" || t == "max" {
+		return Rate{}, nil
+	}
+	for _, u := range rateUnits {
+		num, ok := strings.CutSuffix(t, u.suffix)
+		if !ok {
+			continue
+		}
+		v, err := strconv.ParseFloat(num, 64)
+		if err != nil || v <= 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+			return Rate{}, fmt.Errorf("parse rate %q: want a positive number before %q", s, u.suffix)
+		}
+		if u.pps {
+			return Rate{PacketsPerSec: v * u.mult}, nil
+		}
+		return Rate{BitsPerSec: v * u.mult}, nil
+	}
+	return Rate{}, fmt.Errorf("parse rate %q: want max or a number with a unit (bit, kbit, Mbit, Gbit, pps, kpps, Mpps), e.g. 10Mbit or 500kpps", s)
+}
+
+// IsMax reports whether r is "as fast as possible".
+func (r Rate) IsMax() bool { return r.BitsPerSec <= 0 && r.PacketsPerSec <= 0 }
+
+// String is the form ParseRate reads back.
+func (r Rate) String() string {
+	switch {
+	case r.BitsPerSec > 0:
+		return formatRate(r.BitsPerSec, "bit")
+	case r.PacketsPerSec > 0:
+		return formatRate(r.PacketsPerSec, "pps")
+	}
+	return "max"
+}
+
+func formatRate(v float64, unit string) string {
+	prefixes := []struct {
+		p string
+		m float64
+	}{{"G", 1e9}, {"M", 1e6}, {"k", 1e3}}
+	if unit == "pps" {
+		prefixes = prefixes[1:] // no Gpps
+	}
+	for _, p := range prefixes {
+		if v >= p.m && math.Mod(v, p.m/1000) == 0 {
+			return strconv.FormatFloat(v/p.m, 'g', -1, 64) + p.p + unit
+		}
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64) + unit
+}
+
+// maxFrameBytes is the largest frame of a 1500-byte-MTU Ethernet link without
+// its FCS: a token bucket always holds room for one.
+const maxFrameBytes = 1514
+
+// bucketDepthNs is how much of the rate a TokenBucket saves up while its
+// consumer is idle: 2 ms, twice the coarsest wake-up a worker waits for, so
+// that the rate holds through a late wake-up.
+const bucketDepthNs = 2e6
+
+// TokenBucket turns a Rate into the Budget of each Dequeue: tokens (bytes or
+// packets) accrue at the rate as the clock advances, up to a depth of
+// bucketDepthNs of the rate (and at least one full-size frame or one packet),
+// and what a Dequeue served is spent. A Dequeue may overdraw the bucket by the
+// tail of its last packet; the next budgets pay it back.
+type TokenBucket struct {
+	rate    Rate
+	perNs   float64 // tokens per nanosecond
+	depth   float64
+	tokens  float64
+	last    int64
+	started bool
+}
+
+// NewTokenBucket returns a full bucket for r.
+func NewTokenBucket(r Rate) *TokenBucket {
+	tb := &TokenBucket{rate: r}
+	switch {
+	case r.BitsPerSec > 0:
+		tb.perNs = r.BitsPerSec / 8 / 1e9
+		tb.depth = max(tb.perNs*bucketDepthNs, maxFrameBytes)
+	case r.PacketsPerSec > 0:
+		tb.perNs = r.PacketsPerSec / 1e9
+		tb.depth = max(tb.perNs*bucketDepthNs, 1)
+	}
+	tb.tokens = tb.depth
+	return tb
+}
+
+// Budget adds the tokens earned up to now and returns what a Dequeue at now
+// may serve, at most maxPackets packets; false when the bucket holds less
+// than one token (a zero Budget would mean "no limit" to a Consumer).
+func (tb *TokenBucket) Budget(now int64, maxPackets int) (Budget, bool) {
+	if tb.rate.IsMax() {
+		return Budget{Packets: maxPackets}, true
+	}
+	if !tb.started {
+		tb.last, tb.started = now, true
+	}
+	if now > tb.last {
+		tb.tokens = min(tb.tokens+float64(now-tb.last)*tb.perNs, tb.depth)
+		tb.last = now
+	}
+	if tb.tokens < 1 {
+		return Budget{}, false
+	}
+	if tb.rate.BitsPerSec > 0 {
+		return Budget{Packets: maxPackets, Bytes: int64(tb.tokens)}, true
+	}
+	return Budget{Packets: min(maxPackets, int(tb.tokens))}, true
+}
+
+// Spend takes what a Dequeue served out of the bucket.
+func (tb *TokenBucket) Spend(packets int, bytes int64) {
+	switch {
+	case tb.rate.BitsPerSec > 0:
+		tb.tokens -= float64(bytes)
+	case tb.rate.PacketsPerSec > 0:
+		tb.tokens -= float64(packets)
+	}
+}
+
+// Wait is how long after the last Budget the bucket holds a full-size frame's
+// worth of tokens (one packet for a packet rate): how long a worker whose
+// consumer served nothing may sleep before it asks again. A consumer that
+// serves a packet only when it fits the byte budget is then sure to serve.
+func (tb *TokenBucket) Wait() int64 {
+	need := 1.0
+	if tb.rate.BitsPerSec > 0 {
+		need = maxFrameBytes
+	}
+	if tb.rate.IsMax() || tb.tokens >= need {
+		return 0
+	}
+	return int64(math.Ceil((need - tb.tokens) / tb.perNs))
+}

@@ -1,0 +1,318 @@
+package queues
+
+import (
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"time"
+)
+
+// feedChunk bounds the records handed to a consumer's Enqueue at once, and
+// serveChunk those asked of its Dequeue: small enough that a fifo of the
+// default limit never overflows while the worker serves at "max", large
+// enough that the interface calls cost nothing per packet.
+const (
+	feedChunk  = 256
+	serveChunk = 256
+)
+
+// Idle strategy of a worker whose rings are empty: poll spinPolls times, then
+// yield the processor between polls yieldPolls times, then sleep until a
+// receive loop wakes it or parkTimeout passes.
+//
+// Yielding long before sleeping is what makes the engine work with fewer
+// cores than loops (the 2-core reference machine runs a receive loop and two
+// workers): a yielding worker stays runnable in the global run queue, where
+// whichever processor yields next finds it, while a sleeping worker woken by
+// a receive loop waits in that loop's processor, which does not yield while
+// the loop has frames, until its rings overflow. Measured on the reference
+// machine (BenchmarkPipeline, default profile, 1 queue): sleeping after 64
+// empty polls dropped 15 to 40% of the frames, yielding for 4096 first drops
+// none at the same rate.
+const (
+	spinPolls   = 32
+	yieldPolls  = 4096
+	parkTimeout = time.Millisecond
+	minPark     = 10 * time.Microsecond
+)
+
+// worker is one modelled CPU: it drains its rings, one per receive loop, into
+// its consumer and serves the consumer at the service rate.
+type worker struct {
+	e     *Engine
+	index int
+	cpu   int // -1 when not pinned
+	rings []*Ring
+	cons  Consumer
+	rate  Rate
+	tb    *TokenBucket
+	out   []Record // Dequeue's output, serveChunk long
+
+	virtual bool
+	tick    int64 // a virtual run's service tick
+	tickEnd int64
+	base    int64 // the engine clock at the start of the run
+	now     int64 // on the run's clock
+
+	taken, takenBytes   uint64 // records taken off the rings
+	served, servedBytes uint64 // records the consumer served
+
+	window, winEnd int64
+	snaps          []workerSnap
+
+	// parked is read by every receive loop after each commit: it has a
+	// cache line of its own, away from the counters the worker writes.
+	_      [cacheLine]byte
+	parked atomic.Bool
+	_      [cacheLine - 1]byte
+	wake   chan struct{}
+	timer  *time.Timer
+
+	pub struct {
+		taken, served, servedBytes atomic.Uint64
+		backlog                    atomic.Int64
+	}
+}
+
+// workerSnap is a worker's cumulative counters at a window's end.
+type workerSnap struct {
+	served, servedBytes uint64
+	consumerDrops       uint64
+	backlog             int // not cumulative: the backlog at the window's end
+}
+
+func newWorker(e *Engine, index, cpu, producers int) *worker {
+	cfg := &e.cfg
+	w := &worker{
+		e: e, index: index, cpu: cpu,
+		cons:    cfg.Consumer(index),
+		rate:    cfg.ServiceRate,
+		tb:      NewTokenBucket(cfg.ServiceRate),
+		out:     make([]Record, serveChunk),
+		virtual: cfg.Virtual,
+		tick:    int64(cfg.Tick),
+		tickEnd: int64(cfg.Tick),
+		window:  int64(cfg.Window),
+		winEnd:  int64(cfg.Window),
+		wake:    make(chan struct{}, 1),
+		timer:   time.NewTimer(time.Hour),
+	}
+	w.timer.Stop()
+	for range producers {
+		w.rings = append(w.rings, NewRing(cfg.RingSize+1))
+	}
+	return w
+}
+
+// run drains the rings until every receive loop has ended and its rings are
+// empty. A pinned worker locks its OS thread and never unlocks it, so that
+// the runtime ends the pinned thread with the goroutine rather than reuse it.
+func (w *worker) run() {
+	if w.cpu >= 0 {
+		runtime.LockOSThread()
+		if err := w.e.cfg.PinThread(w.cpu); err != nil {
+			w.e.fail(fmt.Errorf("start worker %d: %w", w.index, err))
+		}
+	}
+	for idle := 0; ; {
+		// Read "done" before polling: a receive loop commits its last
+		// records before it counts itself out, so an empty poll after
+		// "done" means the rings are empty for good.
+		done := w.e.producersDone()
+		if !w.virtual {
+			w.now = w.e.clock() - w.base
+			w.closeWindows(w.now)
+		}
+		n := w.poll()
+		if !w.virtual && !w.rate.IsMax() && w.cons.Backlog() > 0 {
+			w.serve(w.now)
+		}
+		if n > 0 {
+			idle = 0
+			continue
+		}
+		if done {
+			break
+		}
+		idle++
+		w.idle(idle)
+	}
+	w.snaps = append(w.snaps, w.snap())
+	w.publish()
+}
+
+// poll takes every record off the rings and feeds it to the consumer.
+func (w *worker) poll() int {
+	n := 0
+	for _, ring := range w.rings {
+		a, b := ring.Peek()
+		if len(a) == 0 {
+			continue
+		}
+		w.feed(a)
+		w.feed(b)
+		ring.Release(len(a) + len(b))
+		n += len(a) + len(b)
+	}
+	if n > 0 {
+		w.publish()
+	}
+	return n
+}
+
+// feed hands recs, read in place in a ring, to the consumer in chunks. At
+// "max" the consumer is served after each chunk. A virtual run with a limited
+// rate cuts the chunks at tick boundaries and serves the consumer at each
+// tick's end before it enqueues the records of a later tick.
+func (w *worker) feed(recs []Record) {
+	for len(recs) > 0 {
+		n := min(len(recs), feedChunk)
+		if w.virtual && !w.rate.IsMax() {
+			w.advance(recs[0].Arrival)
+			for i := 1; i < n; i++ {
+				if recs[i].Arrival >= w.tickEnd {
+					n = i
+					break
+				}
+			}
+		}
+		chunk := recs[:n]
+		var bytes uint64
+		for i := range chunk {
+			bytes += uint64(chunk[i].Len)
+		}
+		w.taken += uint64(n)
+		w.takenBytes += bytes
+		if w.virtual {
+			w.now = max(w.now, chunk[n-1].Arrival)
+			w.closeWindows(w.now)
+		}
+		w.cons.Enqueue(chunk, w.now)
+		if w.rate.IsMax() {
+			w.serve(w.now)
+		}
+		recs = recs[n:]
+	}
+}
+
+// advance serves the consumer at the end of every tick before t, in virtual
+// time. Ticks in which the consumer is empty are skipped.
+func (w *worker) advance(t int64) {
+	for t >= w.tickEnd {
+		// Service during a tick belongs to the window the tick ends in.
+		w.closeWindows(w.tickEnd - 1)
+		w.serve(w.tickEnd)
+		if w.cons.Backlog() == 0 {
+			w.tickEnd = (t/w.tick + 1) * w.tick
+			return
+		}
+		w.tickEnd += w.tick
+	}
+}
+
+// serve dequeues what the token bucket allows at now.
+func (w *worker) serve(now int64) {
+	for {
+		budget, ok := w.tb.Budget(now, len(w.out))
+		if !ok {
+			return
+		}
+		got := w.cons.Dequeue(now, budget, w.out[:0])
+		var bytes int64
+		for i := range got {
+			bytes += int64(got[i].Len)
+		}
+		w.tb.Spend(len(got), bytes)
+		w.served += uint64(len(got))
+		w.servedBytes += uint64(bytes)
+		if len(got) < len(w.out) {
+			return
+		}
+	}
+}
+
+// idle waits for records: spin, then yield, then sleep until woken. A live
+// worker with a backlog and a limited rate sleeps only until the token
+// bucket allows the next packet.
+func (w *worker) idle(polls int) {
+	switch {
+	case polls <= spinPolls:
+		return
+	case polls <= spinPolls+yieldPolls:
+		runtime.Gosched()
+		return
+	}
+	wait := parkTimeout
+	if !w.virtual && !w.rate.IsMax() && w.cons.Backlog() > 0 {
+		wait = min(max(time.Duration(w.tb.Wait()), minPark), parkTimeout)
+	}
+	// Dekker with the receive loop's commit-then-wakeUp: either it sees
+	// parked, or this sees its records.
+	w.parked.Store(true)
+	if !w.empty() || w.e.producersDone() {
+		w.parked.Store(false)
+		return
+	}
+	w.timer.Reset(wait)
+	select {
+	case <-w.wake:
+	case <-w.timer.C:
+	}
+	w.timer.Stop()
+	w.parked.Store(false)
+}
+
+// wakeUp wakes the worker if it sleeps; receive loops call it after a commit.
+func (w *worker) wakeUp() {
+	if w.parked.Load() {
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (w *worker) empty() bool {
+	for _, r := range w.rings {
+		if r.Len() > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// closeWindows snapshots the counters for every window that ended before t.
+func (w *worker) closeWindows(t int64) {
+	if t < w.winEnd {
+		return
+	}
+	s := w.snap()
+	for t >= w.winEnd {
+		w.snaps = append(w.snaps, s)
+		w.winEnd += w.window
+	}
+}
+
+func (w *worker) snap() workerSnap {
+	s := workerSnap{served: w.served, servedBytes: w.servedBytes, backlog: w.cons.Backlog()}
+	for _, n := range w.cons.Stats().Drops {
+		s.consumerDrops += n
+	}
+	w.pub.backlog.Store(int64(s.backlog))
+	return s
+}
+
+func (w *worker) publish() {
+	w.pub.taken.Store(w.taken)
+	w.pub.served.Store(w.served)
+	w.pub.servedBytes.Store(w.servedBytes)
+}
+
+// consumerReport is the consumer's report, from the worker's goroutine or
+// after it has ended.
+func (w *worker) consumerReport() ConsumerReport {
+	if r, ok := w.cons.(ConsumerReporter); ok {
+		return r.Report()
+	}
+	return ConsumerReport{ConsumerStats: w.cons.Stats()}
+}

@@ -1,0 +1,110 @@
+package report
+
+import (
+	"fmt"
+	"html/template"
+	"io"
+	"time"
+
+	"github.com/xdphash/xdphash/queues"
+)
+
+// WriteHTML writes the report of st as one self-contained HTML page: the
+// verdicts, the charts (load per queue and per worker against the even
+// share, imbalance against balls into bins, the per-flow share distribution,
+// queue depth and drops over time) as inline SVG, and the tables of
+// WriteText. The page loads nothing from anywhere.
+func WriteHTML(w io.Writer, st *queues.RunStats) error {
+	m := Compute(st)
+	return m.WriteHTML(w)
+}
+
+// WriteHTML writes m as one self-contained HTML page.
+func (m *Measures) WriteHTML(w io.Writer) error {
+	cs, err := charts(m)
+	if err != nil {
+		return fmt.Errorf("write HTML report: %w", err)
+	}
+	if err := page.Execute(w, struct {
+		M      *Measures
+		Charts []chart
+	}{m, cs}); err != nil {
+		return fmt.Errorf("write HTML report: %w", err)
+	}
+	return nil
+}
+
+var page = template.Must(template.New("report").Funcs(template.FuncMap{
+	"pct":      func(v float64) string { return fmt.Sprintf("%.2f%%", 100*v) },
+	"f3":       func(v float64) string { return fmt.Sprintf("%.3f", v) },
+	"f4":       func(v float64) string { return fmt.Sprintf("%.4f", v) },
+	"sojourn":  sojourn,
+	"dur":      func(ns int64) string { return time.Duration(ns).Round(time.Millisecond).String() },
+	"sum":      sum,
+	"drops":    dropList,
+	"hostPort": hostPort,
+	"at": func(x []uint64, i int) uint64 {
+		if i < len(x) {
+			return x[i]
+		}
+		return 0
+	},
+}).Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>xdphash report</title>
+<style>
+body { font-family: sans-serif; margin: 2em; color: #222; background: #fff; }
+h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 1.5em; }
+table { border-collapse: collapse; margin: 0.5em 0; }
+th, td { border: 1px solid #ccc; padding: 0.2em 0.6em; text-align: right; }
+th { background: #eef; }
+td.l { text-align: left; }
+p.verdict { background: #f6f6e8; border-left: 4px solid #cc9; padding: 0.4em 0.8em; }
+figure { margin: 1em 0; } figcaption { font-weight: bold; }
+</style>
+</head>
+<body>
+<h1>xdphash report</h1>
+{{with .M.Run}}<p>Source <b>{{.Source}}</b>, hash <b>{{.Hash}}</b>, steering <b>{{.Steer}}</b>, consumer <b>{{.Consumer}}</b>, {{dur .DurationNs}}.</p>{{end}}
+<p>{{.M.Flows}} flows; received {{.M.Received}}, processed {{.M.Processed}}, dropped {{sum .M.Drops}}{{if not .M.Balanced}} (accounting does not balance){{end}}.</p>
+<h2>Receive queues</h2>
+{{template "spread" .M.Queues}}
+<h2>Workers</h2>
+{{template "spread" .M.Workers}}
+<p>Flows per worker: Jain {{f4 .M.WorkerFlows.Jain}} (expected {{f4 .M.WorkerFlows.ExpectedJain}}), max/mean {{f3 .M.WorkerFlows.MaxMean}} (expected {{f3 .M.WorkerFlows.ExpectedMaxMean}}).</p>
+{{range .M.Notes}}<p class="verdict">Note: {{.}}</p>
+{{end}}
+<h2>Charts</h2>
+{{range .Charts}}<figure>{{if .SVG}}{{.SVG}}{{else}}<figcaption>{{.Title}}</figcaption><p>{{.Note}}</p>{{end}}</figure>
+{{end}}
+
+<h2>Load per receive queue</h2>
+<table><tr><th>queue</th><th>packets</th><th>bytes</th></tr>
+{{range $i, $p := .M.Queues.Packets}}<tr><td>{{$i}}</td><td>{{$p}}</td><td>{{at $.M.Queues.Bytes $i}}</td></tr>
+{{end}}</table>
+
+<h2>Load per worker</h2>
+<table><tr><th>worker</th><th>packets</th><th>bytes</th><th>flows</th><th>drops</th><th>max backlog</th></tr>
+{{range $i, $c := .M.Consumers}}<tr><td>{{$c.Worker}}</td><td>{{at $.M.Workers.Packets $i}}</td><td>{{at $.M.Workers.Bytes $i}}</td><td>{{$c.Flows}}</td><td>{{sum $c.Drops}}</td><td>{{$c.MaxBacklog}}</td></tr>
+{{end}}</table>
+
+<h2>Flows inside each worker's consumer</h2>
+<table><tr><th>worker</th><th>flows</th><th>slots used</th><th>reachable</th><th>collisions</th><th>expected</th><th>Jain</th><th>max share</th><th>fair share</th><th>consumer drops</th><th>CE marks</th><th>sojourn p50</th><th>p99</th><th>max</th></tr>
+{{range .M.Consumers}}<tr><td>{{.Worker}}</td><td>{{.Flows}}</td><td>{{.Buckets}}/{{.Slots}}</td><td>{{.ReachableSlots}}</td><td>{{.Collisions}}</td><td>{{printf "%.1f" .ExpectedCollisions}}</td><td>{{f4 .Jain}}</td><td>{{pct .MaxShare}}</td><td>{{pct .FairShare}}</td><td class="l">{{drops .Drops "consumer/"}}</td><td>{{.CEMarks}}</td><td>{{sojourn .SojournNs "p50"}}</td><td>{{sojourn .SojournNs "p99"}}</td><td>{{sojourn .SojournNs "max"}}</td></tr>
+{{end}}</table>
+
+{{range .M.Consumers}}{{if .Top}}<h2>Top flows of worker {{.Worker}}</h2>
+<table><tr><th>bytes</th><th>± bytes</th><th>packets</th><th>proto</th><th>source</th><th>destination</th><th>hash</th></tr>
+{{range .Top}}<tr><td>{{.Bytes}}</td><td>{{.ErrorBytes}}</td><td>{{.Packets}}</td><td>{{.Proto}}</td><td class="l">{{hostPort .Src .SPort}}</td><td class="l">{{hostPort .Dst .DPort}}</td><td>{{printf "%08x" .Hash}}</td></tr>
+{{end}}</table>{{end}}{{end}}
+{{if sum .M.Drops}}<h2>Drops</h2>
+<table><tr><th>stage/reason</th><th>packets</th></tr>
+{{range $k, $v := .M.Drops}}{{if $v}}<tr><td class="l">{{$k}}</td><td>{{$v}}</td></tr>
+{{end}}{{end}}</table>{{end}}
+</body>
+</html>
+{{define "spread"}}<p>Jain {{f4 .Jain}} (expected {{f4 .ExpectedJain}} for {{.Flows}} flows), max/mean {{f3 .MaxMean}} (expected {{f3 .ExpectedMaxMean}}).</p>
+<p class="verdict">{{.Verdict}}</p>{{end}}
+`))

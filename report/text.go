@@ -1,0 +1,190 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/xdphash/xdphash/fairness"
+	"github.com/xdphash/xdphash/queues"
+)
+
+// WriteText writes the report of st as terminal tables: the run, the load
+// per receive queue and per worker with their fairness against the
+// balls-into-bins expectation, the flows inside each consumer, the top
+// flows, and the drops.
+func WriteText(w io.Writer, st *queues.RunStats) error {
+	m := Compute(st)
+	return m.WriteText(w)
+}
+
+// WriteText writes m as terminal tables.
+func (m *Measures) WriteText(w io.Writer) error {
+	ew := &errWriter{w: w}
+	r := &m.Run
+	ew.printf("run: source %s, hash %s, steer %s, consumer %s, %v\n",
+		cmp.Or(r.Source, "?"), cmp.Or(r.Hash, "?"), cmp.Or(r.Steer, "?"), cmp.Or(r.Consumer, "?"), time.Duration(r.DurationNs).Round(time.Millisecond))
+	ew.printf("flows: %d; received %d, processed %d, dropped %d%s\n\n",
+		m.Flows, m.Received, m.Processed, sum(m.Drops), map[bool]string{true: "", false: " (accounting does not balance)"}[m.Balanced])
+
+	ew.printf("receive queues\n")
+	tw := ew.table()
+	fmt.Fprintf(tw, "queue\tpackets\tbytes\tshare\t\n")
+	shares := fairness.Shares(m.Queues.Bytes)
+	for i := range m.Queues.Packets {
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%.1f%%\t\n", i, m.Queues.Packets[i], m.Queues.Bytes[i], 100*shares[i])
+	}
+	ew.flush(tw)
+	ew.spread(&m.Queues)
+
+	ew.printf("\nworkers\n")
+	tw = ew.table()
+	fmt.Fprintf(tw, "worker\tpackets\tbytes\tshare\tflows\tdrops\tmax backlog\t\n")
+	shares = fairness.Shares(m.Workers.Bytes)
+	for i, c := range m.Consumers {
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%.1f%%\t%d\t%d\t%d\t\n", c.Worker, m.Workers.Packets[i], m.Workers.Bytes[i], 100*shares[i],
+			c.Flows, sum(c.Drops), c.MaxBacklog)
+	}
+	ew.flush(tw)
+	ew.spread(&m.Workers)
+	ew.printf("  flows per worker: Jain %.4f (expected %.4f), max/mean %.3f (expected %.3f)\n",
+		m.WorkerFlows.Jain, m.WorkerFlows.ExpectedJain, m.WorkerFlows.MaxMean, m.WorkerFlows.ExpectedMaxMean)
+
+	ew.printf("\nflows inside each worker's consumer (%s)\n", cmp.Or(r.Consumer, "?"))
+	tw = ew.table()
+	fmt.Fprintf(tw, "worker\tflows\tslots used\treachable\tcollisions\texpected\tJain\tmax share\tfair share\tdrops\tCE\tsojourn p50\tp99\tmax\t\n")
+	for _, c := range m.Consumers {
+		fmt.Fprintf(tw, "%d\t%d\t%d/%d\t%d\t%d\t%.1f\t%.4f\t%.2f%%\t%.2f%%\t%s\t%d\t%s\t%s\t%s\t\n",
+			c.Worker, c.Flows, c.Buckets, c.Slots, c.ReachableSlots, c.Collisions, c.ExpectedCollisions, c.Jain, 100*c.MaxShare, 100*c.FairShare,
+			dropList(c.Drops, "consumer/"), c.CEMarks,
+			sojourn(c.SojournNs, "p50"), sojourn(c.SojournNs, "p99"), sojourn(c.SojournNs, "max"))
+	}
+	ew.flush(tw)
+
+	for _, c := range m.Consumers {
+		if len(c.Top) == 0 {
+			continue
+		}
+		ew.printf("\ntop flows of worker %d\n", c.Worker)
+		tw = ew.table()
+		fmt.Fprintf(tw, "bytes\tshare\t±bytes\tpackets\tproto\tsource\tdestination\thash\t\n")
+		for _, f := range c.Top {
+			share := 0.0
+			if c.Bytes > 0 {
+				share = float64(f.Bytes) / float64(c.Bytes)
+			}
+			fmt.Fprintf(tw, "%d\t%.2f%%\t%d\t%d\t%d\t%s\t%s\t%08x\t\n", f.Bytes, 100*share, f.ErrorBytes, f.Packets, f.Proto,
+				hostPort(f.Src, f.SPort), hostPort(f.Dst, f.DPort), f.Hash)
+		}
+		ew.flush(tw)
+	}
+
+	for _, n := range m.Notes {
+		ew.printf("\nnote: %s\n", n)
+	}
+	if sum(m.Drops) > 0 {
+		ew.printf("\ndrops\n")
+		tw = ew.table()
+		for _, k := range slices.Sorted(maps.Keys(m.Drops)) {
+			if m.Drops[k] > 0 {
+				fmt.Fprintf(tw, "%s\t%d\t\n", k, m.Drops[k])
+			}
+		}
+		ew.flush(tw)
+	}
+	return ew.err
+}
+
+// errWriter keeps the first write error, so that the report reads as a list
+// of lines.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) printf(format string, args ...any) {
+	if e.err == nil {
+		_, e.err = fmt.Fprintf(e.w, format, args...)
+	}
+}
+
+func (e *errWriter) table() *tabwriter.Writer {
+	return tabwriter.NewWriter(e, 0, 0, 2, ' ', tabwriter.AlignRight)
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}
+
+func (e *errWriter) flush(tw *tabwriter.Writer) {
+	if err := tw.Flush(); err != nil && e.err == nil {
+		e.err = err
+	}
+}
+
+// spread writes a Spread's fairness line and verdict.
+func (e *errWriter) spread(s *Spread) {
+	e.printf("  Jain %.4f (expected %.4f for %d flows), max/mean %.3f (expected %.3f)\n  %s\n",
+		s.Jain, s.ExpectedJain, s.Flows, s.MaxMean, s.ExpectedMaxMean, s.Verdict)
+}
+
+func sum(m map[string]uint64) uint64 {
+	var n uint64
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// dropList is "reason=n,..." of the drops under prefix with n > 0, "-" for none.
+func dropList(drops map[string]uint64, prefix string) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(drops)) {
+		if reason, ok := strings.CutPrefix(k, prefix); ok && drops[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%s=%d", reason, drops[k]))
+		}
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ",")
+}
+
+// sojourn prints percentile p of a consumer's sojourn times; "-" when the
+// consumer does not measure them.
+func sojourn(ns map[string]int64, p string) string {
+	v, ok := ns[p]
+	if !ok {
+		return "-"
+	}
+	return nsString(v)
+}
+
+// nsString prints a duration to 3 significant digits ("5.25ms").
+func nsString(ns int64) string {
+	unit := int64(1)
+	for ns/unit >= 1000 {
+		unit *= 10
+	}
+	return time.Duration((ns + unit/2) / unit * unit).String()
+}
+
+func hostPort(addr string, port uint16) string {
+	if addr == "" {
+		return "-"
+	}
+	if strings.Contains(addr, ":") {
+		return fmt.Sprintf("[%s]:%d", addr, port)
+	}
+	return fmt.Sprintf("%s:%d", addr, port)
+}
