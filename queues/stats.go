@@ -17,7 +17,7 @@ const SchemaVersion = 1
 type RunStats struct {
 	SchemaVersion int       `json:"schema_version"`
 	Started       time.Time `json:"started"`
-	DurationNs    int64     `json:"duration_ns"`
+	DurationNs    int64     `json:"duration_ns"` // on the run's clock: wall time, or from 0 to the last arrival (Config.Clock "virtual")
 	Config        RunConfig `json:"config"`
 
 	Queues  []QueueReport    `json:"queues"`  // one per receive queue

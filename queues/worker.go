@@ -16,19 +16,18 @@ const (
 	serveChunk = 256
 )
 
-// Idle strategy of a worker whose rings are empty: poll spinPolls times, then
-// yield the processor between polls yieldPolls times, then sleep until a
-// receive loop wakes it or parkTimeout passes.
+// Idle strategy of a worker whose rings are empty: poll spinPolls times;
+// then, when the machine has a processor to spare beyond the receive loops,
+// yield it between polls yieldPolls times; then sleep until a receive loop
+// wakes it or parkTimeout passes.
 //
-// Yielding long before sleeping is what makes the engine work with fewer
-// cores than loops (the 2-core reference machine runs a receive loop and two
-// workers): a yielding worker stays runnable in the global run queue, where
-// whichever processor yields next finds it, while a sleeping worker woken by
-// a receive loop waits in that loop's processor, which does not yield while
-// the loop has frames, until its rings overflow. Measured on the reference
-// machine (BenchmarkPipeline, default profile, 1 queue): sleeping after 64
-// empty polls dropped 15 to 40% of the frames, yielding for 4096 first drops
-// none at the same rate.
+// Measured on the 2-core reference machine (BenchmarkPipeline, wall clock):
+// with 2 receive loops, which keep both processors busy, every yield takes
+// a processor from a receive loop, and a worker that sleeps at once makes the
+// pipeline 1.5 to 2 times faster (7 to 8 Mpps with 32 yields, 11 to 15 Mpps
+// with none). With 1 receive loop, the second processor is the workers':
+// sleeping there costs a thread wake-up per batch and lets the rings
+// overflow (20% dropped at the same rate processed), yielding drops nothing.
 const (
 	spinPolls   = 32
 	yieldPolls  = 4096
@@ -48,6 +47,7 @@ type worker struct {
 	tb    *TokenBucket
 	out   []Record // Dequeue's output, serveChunk long
 
+	yields  int // yields before sleeping: yieldPolls, or 0 without a processor to spare
 	virtual bool
 	tick    int64 // a virtual run's service tick
 	tickEnd int64
@@ -83,8 +83,13 @@ type workerSnap struct {
 
 func newWorker(e *Engine, index, cpu, producers int) *worker {
 	cfg := &e.cfg
+	yields := 0
+	if runtime.GOMAXPROCS(0) > producers {
+		yields = yieldPolls
+	}
 	w := &worker{
-		e: e, index: index, cpu: cpu,
+		yields: yields,
+		e:      e, index: index, cpu: cpu,
 		cons:    cfg.Consumer(index),
 		rate:    cfg.ServiceRate,
 		tb:      NewTokenBucket(cfg.ServiceRate),
@@ -119,12 +124,11 @@ func (w *worker) run() {
 		// records before it counts itself out, so an empty poll after
 		// "done" means the rings are empty for good.
 		done := w.e.producersDone()
-		if !w.virtual {
-			w.now = w.e.clock() - w.base
-			w.closeWindows(w.now)
-		}
 		n := w.poll()
 		if !w.virtual && !w.rate.IsMax() && w.cons.Backlog() > 0 {
+			if n == 0 {
+				w.readClock()
+			}
 			w.serve(w.now)
 		}
 		if n > 0 {
@@ -141,6 +145,16 @@ func (w *worker) run() {
 	w.publish()
 }
 
+// readClock sets a live worker's now from the wall clock and closes the
+// windows that ended. A worker reads the clock only when it has something to
+// do, or before it sleeps: reading it on every empty poll took a tenth of the
+// pipeline's time (BenchmarkPipeline's profile). The windows stay exact, as
+// the counters change only after a read.
+func (w *worker) readClock() {
+	w.now = w.e.clock() - w.base
+	w.closeWindows(w.now)
+}
+
 // poll takes every record off the rings and feeds it to the consumer.
 func (w *worker) poll() int {
 	n := 0
@@ -148,6 +162,9 @@ func (w *worker) poll() int {
 		a, b := ring.Peek()
 		if len(a) == 0 {
 			continue
+		}
+		if n == 0 && !w.virtual {
+			w.readClock()
 		}
 		w.feed(a)
 		w.feed(b)
@@ -238,9 +255,12 @@ func (w *worker) idle(polls int) {
 	switch {
 	case polls <= spinPolls:
 		return
-	case polls <= spinPolls+yieldPolls:
+	case polls <= spinPolls+w.yields:
 		runtime.Gosched()
 		return
+	}
+	if !w.virtual {
+		w.readClock()
 	}
 	wait := parkTimeout
 	if !w.virtual && !w.rate.IsMax() && w.cons.Backlog() > 0 {

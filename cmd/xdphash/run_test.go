@@ -171,3 +171,21 @@ func TestRunErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestRunStatusLine checks the live status line's rates between two
+// snapshots a second apart.
+func TestRunStatusLine(t *testing.T) {
+	prev := queues.Snapshot{
+		Queues:  []queues.QueueSnapshot{{Queue: 3, Frames: 1000}},
+		Workers: []queues.WorkerSnapshot{{Served: 500}, {Served: 0}},
+	}
+	cur := queues.Snapshot{
+		Queues:  []queues.QueueSnapshot{{Queue: 3, Frames: 2501000, KernelDrops: 7}},
+		Workers: []queues.WorkerSnapshot{{Served: 1000500, Drops: 2}, {Served: 1500000, Drops: 3}},
+	}
+	got := string(appendStatus(nil, prev, cur, 1))
+	want := "\r\x1b[Kq3 2.50 Mpps  | w0 1.00 Mpps  w1 1.50 Mpps  | drops 5 ring/flow limit, 7 kernel"
+	if got != want {
+		t.Errorf("status line (-want +got)\n-%q\n+%q", want, got)
+	}
+}

@@ -1,0 +1,270 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/xdphash/xdphash/dissect"
+	"github.com/xdphash/xdphash/e2e"
+	"github.com/xdphash/xdphash/hash"
+	"github.com/xdphash/xdphash/internal/kernel"
+	"github.com/xdphash/xdphash/internal/vethlab"
+	"github.com/xdphash/xdphash/pipeline"
+	"github.com/xdphash/xdphash/pktgen"
+	"github.com/xdphash/xdphash/queues"
+)
+
+// BenchmarkAFXDPPipeline measures the whole pipeline on live traffic
+// against the bare receive loop on the same sockets, interleaved in one run
+// so that machine noise hits both alike:
+//
+//   - pipeline: AF_XDP on every queue of a veth lab's Host end (native XDP),
+//     then dissect, hash and steer on each queue's receive loop to 2
+//     workers, each feeding fifo at "max" (queues.Engine);
+//   - drain: pipeline.Drain on the same configuration, which takes frames
+//     off the rings and does nothing with them.
+//
+// Both are fed by the XDP live-frames generator (pktgen's xdp mode, the
+// simple profile: 64-byte IPv4 and IPv6 TCP/UDP frames, 1024 flows) from
+// the lab's Peer end, one thread per queue pinned to CPU q, whose XDP_TX
+// frames arrive on Host's queue q: the generator thread's CPU also runs that
+// queue's kernel receive work (the redirect program and the copy into the
+// UMEM). The generator sends as fast as it can; what the receivers do not
+// take in time the kernel drops (counted: kdrop-share).
+//
+// One op is one frame through each contender: with -benchtime Nx each
+// takes N frames in benchRounds rounds, in the order drain, pipeline,
+// pipeline, drain, ...; each round opens its own sockets, lets them warm
+// up, and times the frames the pipeline's consumers served (or Drain took)
+// by polling the counters every millisecond. Mpps and ns/op are the
+// pipeline's, drain-Mpps the bare loop's, pct-of-drain their ratio;
+// ring-drop-share is the pipeline's drops at its worker rings over the frames
+// it received, kdrop-share the kernel's drops (AF_XDP ring full, fill ring
+// empty) over the frames that reached the sockets.
+//
+//	go test -run '^$' -bench AFXDPPipeline -benchtime 1000000x -count 5 ./bench
+func BenchmarkAFXDPPipeline(b *testing.B) {
+	for _, queues := range []int{1, 2} {
+		for _, rx := range []pipeline.RxMode{pipeline.RxPoll, pipeline.RxSpin} {
+			b.Run(fmt.Sprintf("queues=%d/rx=%s", queues, rx), func(b *testing.B) {
+				benchAFXDPPipeline(b, queues, rx)
+			})
+		}
+	}
+}
+
+const (
+	// benchRounds is the rounds per contender; an even number, so that
+	// each goes first as often as second.
+	benchRounds = 4
+	// benchWorkers is the pipeline's workers.
+	benchWorkers = 2
+	// warmUp is the time a round runs before the timing starts: long
+	// enough for the rings and the workers' idle loops to settle.
+	warmUp = 50 * time.Millisecond
+	// roundLimit bounds a round, genLimit the generator.
+	roundLimit = time.Minute
+	genLimit   = 30 * time.Minute
+)
+
+// benchKey is the pipeline's SipHash key: any fixed key, so that every
+// round partitions the flows alike.
+var benchKey = hash.Key{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}
+
+// afxdpRound is what one round of a contender measured.
+type afxdpRound struct {
+	frames  uint64        // frames timed
+	elapsed time.Duration // their time
+	// Over the whole round: frames received off the rings, dropped by the
+	// kernel before them, and dropped at the pipeline's worker rings.
+	received, kernelDrops, ringDrops uint64
+}
+
+func (r *afxdpRound) add(o afxdpRound) {
+	r.frames += o.frames
+	r.elapsed += o.elapsed
+	r.received += o.received
+	r.kernelDrops += o.kernelDrops
+	r.ringDrops += o.ringDrops
+}
+
+func (r afxdpRound) mpps() float64 { return float64(r.frames) / r.elapsed.Seconds() / 1e6 }
+
+func (r afxdpRound) kernelDropShare() float64 {
+	return float64(r.kernelDrops) / float64(max(1, r.received+r.kernelDrops))
+}
+
+func benchAFXDPPipeline(b *testing.B, queues int, rx pipeline.RxMode) {
+	lab := e2e.NewLab(b, vethlab.Config{Queues: queues})
+	cpus, err := kernel.AllowedCPUs()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if len(cpus) < queues {
+		b.Skipf("%d queues need a generator thread on each of %d CPUs; this process may use %v", queues, queues, cpus)
+	}
+	stop := startGenerator(b, lab, cpus[:queues])
+	defer stop()
+
+	cfg := pipeline.AFXDPConfig{Iface: lab.Host, Mode: pipeline.XDPNative, RxMode: rx, Workers: benchWorkers}
+	perRound := max(1, uint64(b.N)/benchRounds)
+	contenders := [2]func(*testing.B, pipeline.AFXDPConfig, uint64) afxdpRound{drainRound, pipelineRound}
+	var drain, pipe afxdpRound
+	totals := [2]*afxdpRound{&drain, &pipe}
+	b.ResetTimer()
+	for round := range benchRounds {
+		for k := range 2 {
+			c := (round + k) % 2 // drain first in even rounds
+			totals[c].add(contenders[c](b, cfg, perRound))
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(pipe.mpps(), "Mpps")
+	b.ReportMetric(float64(pipe.elapsed.Nanoseconds())/float64(pipe.frames), "ns/op")
+	b.ReportMetric(drain.mpps(), "drain-Mpps")
+	b.ReportMetric(100*pipe.mpps()/drain.mpps(), "pct-of-drain")
+	b.ReportMetric(float64(pipe.ringDrops)/float64(max(1, pipe.received)), "ring-drop-share")
+	b.ReportMetric(pipe.kernelDropShare(), "kdrop-share")
+	b.ReportMetric(drain.kernelDropShare(), "drain-kdrop-share")
+}
+
+// startGenerator sends the simple profile from lab's Peer end with the XDP
+// live-frames generator, a thread pinned to each of cpus, until the returned
+// function is called (or genLimit passes).
+func startGenerator(tb testing.TB, lab *vethlab.Lab, cpus []int) (stop func()) {
+	tb.Helper()
+	p, err := pktgen.Builtin("simple")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s, err := pktgen.NewSchedule(p, pktgen.MACs{Dst: lab.HostMAC})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := pktgen.Run(ctx, s, pktgen.Config{
+			Iface: lab.Peer, Enter: lab.InPeer, Mode: pktgen.ModeXDP,
+			Threads: len(cpus), CPUs: cpus, Duration: genLimit,
+		})
+		done <- err
+	}()
+	return func() {
+		cancel()
+		if err := <-done; err != nil {
+			tb.Error(err)
+		}
+	}
+}
+
+// openRound opens the AF_XDP source of a round.
+func openRound(b *testing.B, cfg pipeline.AFXDPConfig) pipeline.Source {
+	src, err := pipeline.OpenAFXDP(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return src
+}
+
+// drainRound times n frames through pipeline.Drain.
+func drainRound(b *testing.B, cfg pipeline.AFXDPConfig, n uint64) afxdpRound {
+	src := openRound(b, cfg)
+	done := make(chan error, 1)
+	go func() {
+		_, err := pipeline.Drain(src, math.MaxUint64, time.Now().Add(roundLimit))
+		done <- err
+	}()
+	r := timeFrames(b, n, func() uint64 {
+		var got uint64
+		for _, q := range src.Queues() {
+			got += q.Stats().Frames
+		}
+		return got
+	})
+	if err := errors.Join(src.Close(), <-done); err != nil {
+		b.Fatal(err)
+	}
+	for _, q := range src.Queues() {
+		st := q.Stats()
+		r.received += st.Frames
+		r.kernelDrops += st.KernelDrops()
+	}
+	return r
+}
+
+// pipelineRound times n frames through the engine.
+func pipelineRound(b *testing.B, cfg pipeline.AFXDPConfig, n uint64) afxdpRound {
+	src := openRound(b, cfg)
+	e, err := queues.NewEngine(queues.EngineConfig{
+		Source:   src,
+		Steering: queues.SteerConfig{Workers: benchWorkers, Key: benchKey},
+		Flags:    dissect.DefaultFlags,
+		Gates:    dissect.AllGates,
+	})
+	if err != nil {
+		src.Close()
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), roundLimit)
+	defer cancel()
+	type result struct {
+		stats *queues.RunStats
+		err   error
+	}
+	done := make(chan result, 1)
+	go func() {
+		st, err := e.Run(ctx)
+		done <- result{st, err}
+	}()
+	r := timeFrames(b, n, func() uint64 {
+		var served uint64
+		for _, w := range e.Snapshot().Workers {
+			served += w.Served
+		}
+		return served
+	})
+	cancel()
+	res := <-done
+	// Run may return before the Close it started is done: wait for it.
+	if err := errors.Join(res.err, src.Close()); err != nil {
+		b.Fatal(err)
+	}
+	acc := res.stats.Accounting
+	r.received = acc.Received
+	for _, n := range acc.KernelDrops {
+		r.kernelDrops += n
+	}
+	for _, n := range acc.Dropped {
+		r.ringDrops += n
+	}
+	return r
+}
+
+// timeFrames waits for the first frame and warmUp, then times n more frames
+// by count, polling it every millisecond.
+func timeFrames(b *testing.B, n uint64, count func() uint64) afxdpRound {
+	deadline := time.Now().Add(roundLimit)
+	for count() == 0 {
+		if time.Now().After(deadline) {
+			b.Fatalf("no frame in %s: is the generator running?", roundLimit)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(warmUp)
+	c0, t0 := count(), time.Now()
+	for {
+		time.Sleep(time.Millisecond)
+		c, t := count(), time.Now()
+		if c-c0 >= n {
+			return afxdpRound{frames: c - c0, elapsed: t.Sub(t0)}
+		}
+		if t.After(deadline) {
+			b.Fatalf("%d of %d frames in %s", c-c0, n, roundLimit)
+		}
+	}
+}
