@@ -38,7 +38,10 @@ func NewCapture(name string) (*Capture, error) {
 		return nil, fmt.Errorf("open capture on %s: %w", name, err)
 	}
 	proto := htons(unix.ETH_P_ALL)
-	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, int(proto))
+	// Protocol 0 at creation: a packet socket opened with ETH_P_ALL takes frames
+	// from every interface until it is bound, and other labs' traffic would
+	// leak into this capture. Binding sets the protocol and the interface at once.
+	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("open capture on %s: %w", name, packetSocketError(err))
 	}

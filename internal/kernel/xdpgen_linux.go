@@ -318,6 +318,11 @@ type XDPSender struct {
 	data       []byte
 	ctx        xdpMD
 	attr       progRunAttr
+	// The cursor lookup's key and value live here: passed as pointers they
+	// reach the map without an allocation, so an interrupted run (the Go
+	// runtime's own preemption signals interrupt long runs) allocates nothing.
+	cursorKey uint32
+	cursorVal [cursorSlot]byte
 }
 
 // xdpMD is struct xdp_md, the context of an XDP program run.
@@ -447,11 +452,11 @@ func runError(errno unix.Errno, ifindex int) error {
 
 // cursor reads the CPU's cursor from the kernel.
 func (s *XDPSender) cursor() (uint64, error) {
-	var slot [cursorSlot]byte
-	if err := s.gen.cursors.Lookup(uint32(s.cpu), slot[:]); err != nil {
+	s.cursorKey = uint32(s.cpu)
+	if err := s.gen.cursors.Lookup(&s.cursorKey, &s.cursorVal); err != nil {
 		return 0, fmt.Errorf("read cursor of CPU %d: %w", s.cpu, err)
 	}
-	return binary.NativeEndian.Uint64(slot[:]), nil
+	return binary.NativeEndian.Uint64(s.cursorVal[:]), nil
 }
 
 // Close frees the sender's CPU for another sender. Closing twice is allowed.
