@@ -12,7 +12,6 @@ import (
 	"github.com/xdphash/xdphash/dissect"
 	"github.com/xdphash/xdphash/hash"
 	"github.com/xdphash/xdphash/internal/kernel"
-	"github.com/xdphash/xdphash/internal/testenv"
 	"github.com/xdphash/xdphash/internal/vethlab"
 )
 
@@ -48,16 +47,7 @@ func openFDs() int {
 // (kernel.PrepareReceiver), and removes it when the test ends.
 func newLab(tb testing.TB) *vethlab.Lab {
 	tb.Helper()
-	testenv.RequireRoot(tb)
-	lab, err := vethlab.New(vethlab.Config{Queues: 2})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		if err := lab.Close(); err != nil {
-			tb.Error(err)
-		}
-	})
+	lab := vethlab.ForTest(tb, vethlab.Config{Queues: 2})
 	if err := kernel.PrepareReceiver(lab.Host); err != nil {
 		tb.Fatal(err)
 	}

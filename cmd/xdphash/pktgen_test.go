@@ -16,16 +16,7 @@ import (
 // traffic (kernel.PrepareReceiver), and removes it when the test ends.
 func newPktgenLab(tb testing.TB) *vethlab.Lab {
 	tb.Helper()
-	testenv.RequireRoot(tb)
-	lab, err := vethlab.New(vethlab.Config{Queues: 2})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		if err := lab.Close(); err != nil {
-			tb.Error(err)
-		}
-	})
+	lab := vethlab.ForTest(tb, vethlab.Config{Queues: 2})
 	if err := kernel.PrepareReceiver(lab.Host); err != nil {
 		tb.Fatal(err)
 	}

@@ -14,7 +14,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/xdphash/xdphash/internal/testenv"
 	"github.com/xdphash/xdphash/internal/vethlab"
 )
 
@@ -23,16 +22,7 @@ import (
 // ends.
 func newGenLab(tb testing.TB) *vethlab.Lab {
 	tb.Helper()
-	testenv.RequireRoot(tb)
-	lab, err := vethlab.New(vethlab.Config{Queues: 2})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		if err := lab.Close(); err != nil {
-			tb.Error(err)
-		}
-	})
+	lab := vethlab.ForTest(tb, vethlab.Config{Queues: 2})
 	if err := PrepareReceiver(lab.Host); err != nil {
 		tb.Fatal(err)
 	}
