@@ -115,6 +115,10 @@ type EngineConfig struct {
 	// Batch is the frames asked of the source per Receive; default
 	// DefaultBatch.
 	Batch int
+
+	// Sampler, when set, copies 1 in N hashed frames with their hash and
+	// worker, for an offline check (see Sampler); nil samples nothing.
+	Sampler *Sampler
 }
 
 // Engine runs the receive side: one receive loop per receive queue, which

@@ -162,6 +162,9 @@ func (r *receiver) process(b *pipeline.Batch) {
 		_, path := r.d.DissectFrame(&r.keys, frame)
 		h, l4 := r.steer.Hash(&r.keys)
 		w := r.steer.Worker(h, r.queue)
+		if r.e.cfg.Sampler != nil {
+			r.e.cfg.Sampler.offer(r.index, frame, h, w, r.queue)
+		}
 		o := &r.out[w]
 		if o.n >= o.free {
 			if !r.virtual {

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/xdphash/xdphash/internal/testenv"
+	"github.com/xdphash/xdphash/internal/vethlab"
+	"github.com/xdphash/xdphash/queues"
+	"github.com/xdphash/xdphash/soak"
+)
+
+// soakChecks is the part of checks.json the tests read.
+type soakChecks struct {
+	Passed bool         `json:"passed"`
+	Checks []soak.Check `json:"checks"`
+}
+
+// runSoak runs xdphash soak in-process with args and --out in a temporary
+// directory, checks that it left no lab behind, and returns the output, the
+// exit status, the checks and the run statistics.
+func runSoakCmd(t *testing.T, args ...string) (string, int, soakChecks, *queues.RunStats) {
+	t.Helper()
+	testenv.RequireRoot(t)
+	out := filepath.Join(t.TempDir(), "out")
+	stdout, stderr, code := runXdphash(t, nil, append([]string{"soak", "--out", out}, args...)...)
+	t.Logf("stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	// Only this process's labs: other tests may run their own meanwhile.
+	mine := vethlab.Prefix + strconv.Itoa(os.Getpid())
+	for _, l := range vethlab.Leftovers() {
+		if strings.Contains(l, mine) {
+			t.Errorf("left behind: %s", l)
+		}
+	}
+	for _, f := range []string{soak.FileRun, soak.FileReportText, soak.FileReportHTML, soak.FileChecks} {
+		if fi, err := os.Stat(filepath.Join(out, f)); err != nil || fi.Size() == 0 {
+			t.Errorf("%s: missing or empty (%v)", f, err)
+		}
+	}
+	var checks soakChecks
+	var st queues.RunStats
+	for name, v := range map[string]any{soak.FileChecks: &checks, soak.FileRun: &st} {
+		b, err := os.ReadFile(filepath.Join(out, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, v); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	return stdout, code, checks, &st
+}
+
+// TestSoakPasses runs the README's main command for 20 seconds: every check
+// must hold.
+func TestSoakPasses(t *testing.T) {
+	stdout, code, checks, _ := runSoakCmd(t, "--duration", "20s", "--profile", "datacenter")
+	if code != 0 || !checks.Passed {
+		t.Errorf("exit status %d, passed %v, want 0 and true", code, checks.Passed)
+	}
+	if len(checks.Checks) != 4 {
+		t.Errorf("%d checks, want 4", len(checks.Checks))
+	}
+	for _, c := range checks.Checks {
+		if !c.Pass {
+			t.Errorf("FAIL %s: %s", c.Name, c.Detail)
+		}
+		if !strings.Contains(stdout, "PASS  "+c.Name) {
+			t.Errorf("stdout does not show PASS  %s", c.Name)
+		}
+	}
+}
+
+// TestSoakTinyRing runs with an 8-slot backlog: the rings overflow, and the
+// drops are counted and reported, with the accounting still exact.
+func TestSoakTinyRing(t *testing.T) {
+	stdout, _, checks, st := runSoakCmd(t, "--duration", "5s", "--ring-size", "8")
+	if st.Accounting.Dropped["ring/full"] == 0 {
+		t.Errorf("no ring drops with --ring-size 8: %+v", st.Accounting)
+	}
+	if !strings.Contains(stdout, "ring/full") {
+		t.Error("stdout does not report the ring drops")
+	}
+	if len(checks.Checks) == 0 || !checks.Checks[0].Pass {
+		t.Errorf("accounting check: %+v", checks.Checks)
+	}
+}

@@ -1,0 +1,116 @@
+package soak
+
+import (
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/xdphash/xdphash/pktgen"
+	"github.com/xdphash/xdphash/queues"
+)
+
+// Errors of a soak run.
+var (
+	// ErrConfig reports a Config that cannot run.
+	ErrConfig = errors.New("invalid soak configuration")
+	// ErrNotSupported reports a platform without AF_XDP and veth (not Linux).
+	ErrNotSupported = errors.New("soak needs Linux")
+)
+
+// Defaults of Config.
+const (
+	DefaultDuration = 30 * time.Second
+	DefaultQueues   = 2
+	DefaultWorkers  = 2
+	DefaultProfile  = "datacenter"
+	DefaultConsumer = "fq_codel"
+	// DefaultDrainTimeout bounds the wait, after the generator stops, for
+	// the frames in flight (veth rings, AF_XDP rings) to reach the engine.
+	DefaultDrainTimeout = 5 * time.Second
+)
+
+// Config is a soak run. A zero field takes its default.
+type Config struct {
+	Duration time.Duration // how long the generator sends
+	Queues   int           // receive (and transmit) queues of each veth end
+	Workers  int           // engine workers
+	Profile  string        // pktgen profile: a built-in name or a YAML file
+	Rate     float64       // generator frames per second over all threads; 0: as fast as it can
+	Consumer string        // queueing discipline behind each worker
+	// Mode is the generator's mode; "" takes xdp where the kernel runs XDP
+	// programs on live frames, else afxdp.
+	Mode pktgen.Mode
+	// RingSize is the engine's receive loop -> worker ring size
+	// (netdev_max_backlog); 0 takes queues.DefaultRingSize.
+	RingSize int
+	// Threads is the generator's sending threads; 0 takes one per queue, as
+	// far as there are CPUs.
+	Threads int
+	// SampleEvery samples 1 frame in SampleEvery per receive loop for the
+	// hash and steering checks; 0 takes queues.DefaultSampleEvery.
+	SampleEvery int
+	// Log, when set, gets the run's steps; Progress, when set, is called
+	// about once a second while the generator runs.
+	Log      *slog.Logger
+	Progress func(Progress)
+}
+
+// Progress is the state of a running soak.
+type Progress struct {
+	Elapsed, Duration time.Duration
+	Engine            queues.Snapshot
+}
+
+// Result is what a soak run measured and how its checks went.
+type Result struct {
+	Stats     *queues.RunStats `json:"-"`
+	Generator pktgen.Report    `json:"generator"`
+	Links     LinkDeltas       `json:"links"`
+	Memory    []MemPoint       `json:"memory"`
+	Samples   SampleSummary    `json:"samples"`
+	Checks    []Check          `json:"checks"`
+}
+
+// Passed reports whether every check held.
+func (r *Result) Passed() bool {
+	for _, c := range r.Checks {
+		if !c.Pass {
+			return false
+		}
+	}
+	return len(r.Checks) > 0
+}
+
+// LinkDeltas are the veth counters' changes over the run, as rtnetlink
+// reports them: the peer's read inside the namespace.
+type LinkDeltas struct {
+	PeerTxPackets uint64 `json:"peer_tx_packets"`
+	PeerTxDropped uint64 `json:"peer_tx_dropped"`
+	HostRxPackets uint64 `json:"host_rx_packets"`
+	HostRxDropped uint64 `json:"host_rx_dropped"`
+}
+
+// MemPoint is one memory sample, taken once a second while the generator
+// runs.
+type MemPoint struct {
+	ElapsedNs  int64  `json:"elapsed_ns"`
+	HeapInuse  uint64 `json:"heap_inuse"`
+	Sys        uint64 `json:"sys"`
+	Goroutines int    `json:"goroutines"`
+}
+
+// SampleSummary is what the hash and steering checks looked at.
+type SampleSummary struct {
+	Taken         uint64 `json:"taken"`   // samples taken during the run
+	Checked       int    `json:"checked"` // samples kept and re-checked offline
+	HashMismatch  int    `json:"hash_mismatch"`
+	SteerMismatch int    `json:"steer_mismatch"`
+	Truncated     int    `json:"truncated"`
+}
+
+// Check is one verdict.
+type Check struct {
+	Name   string `json:"name"`
+	Pass   bool   `json:"pass"`
+	Detail string `json:"detail"`
+}

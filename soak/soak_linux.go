@@ -1,0 +1,264 @@
+package soak
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/xdphash/xdphash/dissect"
+	"github.com/xdphash/xdphash/hash"
+	"github.com/xdphash/xdphash/internal/kernel"
+	"github.com/xdphash/xdphash/internal/vethlab"
+	"github.com/xdphash/xdphash/pipeline"
+	"github.com/xdphash/xdphash/pktgen"
+	"github.com/xdphash/xdphash/queues"
+)
+
+// withDefaults fills cfg's zero fields and checks it.
+func (cfg Config) withDefaults() (Config, error) {
+	if cfg.Duration == 0 {
+		cfg.Duration = DefaultDuration
+	}
+	if cfg.Queues == 0 {
+		cfg.Queues = DefaultQueues
+	}
+	if cfg.Workers == 0 {
+		cfg.Workers = DefaultWorkers
+	}
+	if cfg.Profile == "" {
+		cfg.Profile = DefaultProfile
+	}
+	if cfg.Consumer == "" {
+		cfg.Consumer = DefaultConsumer
+	}
+	if cfg.RingSize == 0 {
+		cfg.RingSize = queues.DefaultRingSize
+	}
+	if cfg.Threads == 0 {
+		cpus, err := kernel.AllowedCPUs()
+		if err != nil {
+			return cfg, fmt.Errorf("configure soak: %w", err)
+		}
+		cfg.Threads = max(1, min(cfg.Queues, len(cpus)))
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	switch {
+	case cfg.Duration < 0:
+		return cfg, fmt.Errorf("configure soak: %w: duration %s", ErrConfig, cfg.Duration)
+	case cfg.Queues < 1 || cfg.Workers < 1 || cfg.RingSize < 1 || cfg.Threads < 1 || cfg.SampleEvery < 0:
+		return cfg, fmt.Errorf("configure soak: %w: want at least 1 queue, worker, ring slot and thread", ErrConfig)
+	case cfg.Rate < 0:
+		return cfg, fmt.Errorf("configure soak: %w: rate %g", ErrConfig, cfg.Rate)
+	}
+	return cfg, nil
+}
+
+// Run builds the lab, runs the engine on its host end and the generator on
+// its peer end for cfg.Duration (or until ctx ends), lets the frames in
+// flight drain, and checks the run. Everything it creates (namespace, veth
+// pair, XDP program, sockets) is removed before it returns, on every path;
+// the checks' verdicts are in the Result, not the error, which reports only a
+// run that could not be set up or carried out.
+func Run(ctx context.Context, cfg Config) (_ *Result, err error) {
+	cfg, err = cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	prof, err := pktgen.LoadProfile(cfg.Profile)
+	if err != nil {
+		return nil, err
+	}
+	consumer, err := queues.ConsumerConfig{}.Factory(cfg.Consumer)
+	if err != nil {
+		return nil, fmt.Errorf("configure soak: consumer %s: %w", cfg.Consumer, err)
+	}
+	log := cfg.Log
+
+	lab, err := vethlab.New(vethlab.Config{Queues: cfg.Queues})
+	if err != nil {
+		return nil, fmt.Errorf("create lab: %w", err)
+	}
+	defer func() {
+		if cerr := lab.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("remove lab: %w", cerr)
+		}
+	}()
+	log.Info("lab", "netns", lab.NSName, "host", lab.Host, "peer", lab.Peer, "queues", cfg.Queues)
+	// GRO on and forwarding off on the host end: what XDP_TX frames into a
+	// veth need when no XDP program runs there (the AF_XDP one does, but a
+	// frame sent before it is attached must not go astray either).
+	if err := kernel.PrepareReceiver(lab.Host); err != nil {
+		return nil, fmt.Errorf("prepare %s: %w", lab.Host, err)
+	}
+
+	src, err := pipeline.OpenAFXDP(pipeline.AFXDPConfig{Iface: lab.Host, Workers: cfg.Workers})
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if cerr := src.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("close AF_XDP source: %w", cerr)
+		}
+	}()
+	sampler, err := queues.NewSampler(queues.SamplerConfig{Loops: len(src.Queues()), Every: cfg.SampleEvery})
+	if err != nil {
+		return nil, err
+	}
+	key := hash.RandomKey()
+	engine, err := queues.NewEngine(queues.EngineConfig{
+		Source:   src,
+		Steering: queues.SteerConfig{Workers: cfg.Workers, Key: key},
+		Flags:    dissect.DefaultFlags, Gates: dissect.AllGates,
+		RingSize: cfg.RingSize, Consumer: consumer, Sampler: sampler,
+	})
+	if err != nil {
+		return nil, err
+	}
+	sched, err := pktgen.NewSchedule(prof, pktgen.MACs{Dst: lab.HostMAC})
+	if err != nil {
+		return nil, err
+	}
+
+	hostBefore, peerBefore, err := linkCounters(lab)
+	if err != nil {
+		return nil, err
+	}
+
+	engineCtx, stopEngine := context.WithCancel(context.Background())
+	defer stopEngine()
+	type runResult struct {
+		st  *queues.RunStats
+		err error
+	}
+	ran := make(chan runResult, 1)
+	go func() {
+		st, err := engine.Run(engineCtx)
+		ran <- runResult{st, err}
+	}()
+
+	res := &Result{}
+	started := time.Now()
+	monitorDone := make(chan struct{})
+	var monitor sync.WaitGroup
+	monitor.Go(func() { res.Memory = watch(monitorDone, started, cfg, engine) })
+
+	log.Info("generator", "profile", prof.Name, "mode", cmp.Or(string(cfg.Mode), "auto (xdp where it runs)"), "threads", cfg.Threads, "rate", cfg.Rate, "duration", cfg.Duration)
+	gen, genErr := pktgen.Run(ctx, sched, pktgen.Config{
+		Iface: lab.Peer, Enter: lab.InPeer, Mode: cfg.Mode, Threads: cfg.Threads,
+		Rate: cfg.Rate, Duration: cfg.Duration,
+	})
+	close(monitorDone)
+	monitor.Wait()
+	res.Generator = gen
+	for _, w := range gen.Warnings {
+		log.Warn(w)
+	}
+
+	var hostAfter, peerAfter kernel.Link
+	if genErr == nil {
+		hostAfter, peerAfter, err = drain(lab, engine, hostBefore, cfg.Log)
+	}
+	stopEngine()
+	r := <-ran
+	if genErr != nil {
+		return nil, genErr
+	}
+	if err != nil {
+		return nil, err
+	}
+	if r.st == nil {
+		return nil, r.err
+	}
+	if r.err != nil {
+		// An unbalanced run still has statistics: the accounting check
+		// says what is off.
+		log.Warn("engine", "err", r.err)
+	}
+	c := &r.st.Config
+	c.Source, c.Consumer, c.HashKey = "afxdp:"+lab.Host, cfg.Consumer, key.String()
+	if x, ok := src.(interface{ RxMode() pipeline.RxMode }); ok {
+		c.RxMode = string(x.RxMode())
+	}
+	if cfg.Consumer != "fifo" {
+		c.Flows = queues.DefaultFlows
+	}
+	res.Stats = r.st
+	res.Links = LinkDeltas{
+		PeerTxPackets: peerAfter.TxPackets - peerBefore.TxPackets,
+		PeerTxDropped: peerAfter.TxDropped - peerBefore.TxDropped,
+		HostRxPackets: hostAfter.RxPackets - hostBefore.RxPackets,
+		HostRxDropped: hostAfter.RxDropped - hostBefore.RxDropped,
+	}
+	hc, sc, sum := checkSamples(sampler.Samples(), sampler.Taken(), key, cfg.Workers)
+	res.Samples = sum
+	res.Checks = []Check{checkAccounting(gen.Frames, res.Links, r.st), hc, sc, checkMemory(res.Memory)}
+	return res, nil
+}
+
+// linkCounters reads the host end's counters here and the peer end's inside
+// the namespace.
+func linkCounters(lab *vethlab.Lab) (host, peer kernel.Link, err error) {
+	if host, err = kernel.LinkByName(lab.Host); err != nil {
+		return host, peer, fmt.Errorf("read counters: %w", err)
+	}
+	err = lab.InPeer(func() (err error) { peer, err = kernel.LinkByName(lab.Peer); return err })
+	if err != nil {
+		return host, peer, fmt.Errorf("read counters: %w", err)
+	}
+	return host, peer, nil
+}
+
+// drain waits, after the generator stopped, until every frame the host end
+// counted is either taken by a receive loop or counted as an AF_XDP drop, and
+// the host's counter has stopped moving, or DefaultDrainTimeout passes (the
+// accounting check then shows the frames still in flight).
+func drain(lab *vethlab.Lab, e *queues.Engine, hostBefore kernel.Link, log *slog.Logger) (host, peer kernel.Link, err error) {
+	deadline := time.Now().Add(DefaultDrainTimeout)
+	var lastRx uint64
+	for {
+		if host, peer, err = linkCounters(lab); err != nil {
+			return host, peer, err
+		}
+		var seen uint64
+		for _, q := range e.Snapshot().Queues {
+			seen += q.Frames + q.KernelDrops
+		}
+		rx := host.RxPackets - hostBefore.RxPackets
+		if rx == seen && rx == lastRx {
+			return host, peer, nil
+		}
+		if time.Now().After(deadline) {
+			log.Warn("drain timed out", "host_rx", rx, "received_or_dropped", seen)
+			return host, peer, nil
+		}
+		lastRx = rx
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// watch samples memory and goroutines once a second, and reports progress,
+// until done closes.
+func watch(done <-chan struct{}, started time.Time, cfg Config, e *queues.Engine) []MemPoint {
+	points := make([]MemPoint, 0, int(cfg.Duration/time.Second)+2)
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	var ms runtime.MemStats
+	for {
+		select {
+		case <-done:
+			return points
+		case now := <-tick.C:
+			runtime.ReadMemStats(&ms)
+			points = append(points, MemPoint{ElapsedNs: int64(now.Sub(started)), HeapInuse: ms.HeapInuse, Sys: ms.Sys, Goroutines: runtime.NumGoroutine()})
+			if cfg.Progress != nil {
+				cfg.Progress(Progress{Elapsed: now.Sub(started), Duration: cfg.Duration, Engine: e.Snapshot()})
+			}
+		}
+	}
+}

@@ -1,0 +1,13 @@
+//go:build !linux
+
+package soak
+
+import (
+	"context"
+	"fmt"
+)
+
+// Run needs Linux: AF_XDP, veth and network namespaces.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	return nil, fmt.Errorf("run soak: %w", ErrNotSupported)
+}
