@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"sync"
 	"sync/atomic"
 
 	"github.com/xdphash/xdphash/dissect"
@@ -59,6 +60,11 @@ type outRing struct {
 type recvCounters struct {
 	frames, bytes atomic.Uint64
 	drops         []struct{ full, limited atomic.Uint64 }
+	// shapes is a copy of the loop's dissector counters, for live metrics. The
+	// loop copies them under the mutex once per batch (about 200 bytes), not
+	// per frame.
+	shapesMu sync.Mutex
+	shapes   dissect.Counters
 }
 
 // recvSnap is a receive loop's cumulative counters at a window's end.
@@ -257,4 +263,8 @@ func (r *receiver) publish() {
 		r.pub.drops[w].full.Store(o.full)
 		r.pub.drops[w].limited.Store(o.limited)
 	}
+	c := r.d.Counters()
+	r.pub.shapesMu.Lock()
+	r.pub.shapes = c
+	r.pub.shapesMu.Unlock()
 }

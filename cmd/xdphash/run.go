@@ -24,6 +24,7 @@ import (
 	"github.com/xdphash/xdphash/dissect"
 	"github.com/xdphash/xdphash/hash"
 	"github.com/xdphash/xdphash/internal/kernel"
+	"github.com/xdphash/xdphash/metrics"
 	"github.com/xdphash/xdphash/pipeline"
 	"github.com/xdphash/xdphash/queues"
 )
@@ -41,6 +42,7 @@ type (
 type runOptions struct {
 	// The source: exactly one of iface, pcap, synthetic.
 	iface, pcap, synthetic string
+	metricsAddr            string // --metrics-addr: serve Prometheus metrics during the run
 	queues                 string // --queues, AF_XDP
 	virtualQueues          int
 	replay                 string
@@ -176,6 +178,7 @@ frame is accounted for: received = processed + each counted drop.`,
 	f.BoolVar(&opts.consumerCfg.ECN, "ecn", false, "fq_codel: mark CE instead of dropping")
 	f.StringVar(&opts.serviceRate, "service-rate", opts.serviceRate, "how fast each worker serves its consumer: max, or a rate such as 10Mbit, 1Gbit, 500kpps")
 	f.StringVar(&opts.out, "out", "", "write the run statistics as JSON to this file")
+	f.StringVar(&opts.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address during the run (off by default; :9100 means 127.0.0.1:9100)")
 	f.DurationVar(&opts.window, "window", opts.window, "length of each time window of the statistics")
 	f.Var(newChoiceFlag(&opts.xdpMode, pipeline.XDPModes...), "xdp-mode", "AF_XDP: where the XDP program runs")
 	f.BoolVar(&opts.zeroCopy, "zero-copy", false, "AF_XDP: bind in zero-copy mode (native mode, driver support)")
@@ -388,6 +391,13 @@ func runRun(cmd *cobra.Command, log *slog.Logger, o *runOptions) (err error) {
 		defer cancel()
 	}
 	log.Debug("run", "source", name, "queues", len(src.Queues()), "workers", o.workers, "consumer", o.consumer)
+	if o.metricsAddr != "" {
+		addr, err := metrics.Serve(ctx, o.metricsAddr, func() queues.RunStats { return *engine.LiveStats() })
+		if err != nil {
+			return err
+		}
+		log.Info("serving metrics", "url", "http://"+addr+"/metrics")
+	}
 	stopStatus := startStatus(cmd.ErrOrStderr(), engine)
 	stats, runErr := engine.Run(ctx)
 	stopStatus()
