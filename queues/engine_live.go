@@ -8,8 +8,7 @@ package queues
 // from any goroutine during and after Run.
 func (e *Engine) LiveStats() *RunStats {
 	st := &RunStats{
-		SchemaVersion: SchemaVersion,
-		Started:       e.started,
+		SchemaVersion: SchemaVersion, // Started is Run's to write: not read here
 		Accounting:    Accounting{Dropped: map[string]uint64{}, KernelDrops: map[string]uint64{}},
 	}
 	nw := len(e.workers)
