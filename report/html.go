@@ -41,6 +41,7 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"sojourn":  sojourn,
 	"dur":      func(ns int64) string { return time.Duration(ns).Round(time.Millisecond).String() },
 	"sum":      sum,
+	"sumDrops": sumDrops,
 	"drops":    dropList,
 	"hostPort": hostPort,
 	"at": func(x []uint64, i int) uint64 {
@@ -68,7 +69,7 @@ figure { margin: 1em 0; } figcaption { font-weight: bold; }
 <body>
 <h1>xdphash report</h1>
 {{with .M.Run}}<p>Source <b>{{.Source}}</b>, hash <b>{{.Hash}}</b>, steering <b>{{.Steer}}</b>, consumer <b>{{.Consumer}}</b>, {{dur .DurationNs}}.</p>{{end}}
-<p>{{.M.Flows}} flows; received {{.M.Received}}, processed {{.M.Processed}}, dropped {{sum .M.Drops}}{{if not .M.Balanced}} (accounting does not balance){{end}}.</p>
+<p>{{.M.Flows}} flows; received {{.M.Received}}, processed {{.M.Processed}}, dropped {{sumDrops .M.Drops false}} after receive{{if not .M.Balanced}} (accounting does not balance){{end}}; {{sumDrops .M.Drops true}} dropped by the kernel before it.</p>
 <h2>Receive queues</h2>
 {{template "spread" .M.Queues}}
 <h2>Workers</h2>

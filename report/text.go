@@ -29,8 +29,9 @@ func (m *Measures) WriteText(w io.Writer) error {
 	r := &m.Run
 	ew.printf("run: source %s, hash %s, steer %s, consumer %s, %v\n",
 		cmp.Or(r.Source, "?"), cmp.Or(r.Hash, "?"), cmp.Or(r.Steer, "?"), cmp.Or(r.Consumer, "?"), time.Duration(r.DurationNs).Round(time.Millisecond))
-	ew.printf("flows: %d; received %d, processed %d, dropped %d%s\n\n",
-		m.Flows, m.Received, m.Processed, sum(m.Drops), map[bool]string{true: "", false: " (accounting does not balance)"}[m.Balanced])
+	ew.printf("flows: %d; received %d, processed %d, dropped %d after receive%s; %d dropped by the kernel before it\n\n",
+		m.Flows, m.Received, m.Processed, sumDrops(m.Drops, false), map[bool]string{true: "", false: " (accounting does not balance)"}[m.Balanced],
+		sumDrops(m.Drops, true))
 
 	ew.printf("receive queues\n")
 	tw := ew.table()
@@ -136,6 +137,17 @@ func (e *errWriter) flush(tw *tabwriter.Writer) {
 func (e *errWriter) spread(s *Spread) {
 	e.printf("  Jain %.4f (expected %.4f for %d flows), max/mean %.3f (expected %.3f)\n  %s\n",
 		s.Jain, s.ExpectedJain, s.Flows, s.MaxMean, s.ExpectedMaxMean, s.Verdict)
+}
+
+// sumDrops adds the drops before the receive loops (kernel/...) or after them.
+func sumDrops(m map[string]uint64, kernel bool) uint64 {
+	var n uint64
+	for reason, v := range m {
+		if strings.HasPrefix(reason, "kernel/") == kernel {
+			n += v
+		}
+	}
+	return n
 }
 
 func sum(m map[string]uint64) uint64 {
