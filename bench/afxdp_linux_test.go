@@ -41,9 +41,11 @@ import (
 // pipeline, drain, ...; each round opens its own sockets, lets them warm
 // up, and times the frames the pipeline's consumers served (or Drain took)
 // by polling the counters every millisecond. Mpps and ns/op are the
-// pipeline's, drain-Mpps the bare loop's, pct-of-drain their ratio;
-// ring-drop-share is the pipeline's drops at its worker rings over the frames
-// it received, kdrop-share the kernel's drops (AF_XDP ring full, fill ring
+// pipeline's (frames its consumers served), rx-Mpps what its receive loops
+// took off the rings meanwhile, drain-Mpps the bare loop's, pct-of-drain
+// Mpps over drain-Mpps. ring-drop-share is the pipeline's drops at its
+// worker rings over the frames it received; kdrop-share and
+// drain-kdrop-share are the kernel's drops (AF_XDP ring full, fill ring
 // empty) over the frames that reached the sockets.
 //
 //	go test -run '^$' -bench AFXDPPipeline -benchtime 1000000x -count 5 ./bench
@@ -77,8 +79,9 @@ var benchKey = hash.Key{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}
 
 // afxdpRound is what one round of a contender measured.
 type afxdpRound struct {
-	frames  uint64        // frames timed
-	elapsed time.Duration // their time
+	frames        uint64        // frames timed: served by the consumers, or taken by Drain
+	timedReceived uint64        // frames taken off the rings meanwhile
+	elapsed       time.Duration // their time
 	// Over the whole round: frames received off the rings, dropped by the
 	// kernel before them, and dropped at the pipeline's worker rings.
 	received, kernelDrops, ringDrops uint64
@@ -86,6 +89,7 @@ type afxdpRound struct {
 
 func (r *afxdpRound) add(o afxdpRound) {
 	r.frames += o.frames
+	r.timedReceived += o.timedReceived
 	r.elapsed += o.elapsed
 	r.received += o.received
 	r.kernelDrops += o.kernelDrops
@@ -125,6 +129,7 @@ func benchAFXDPPipeline(b *testing.B, queues int, rx pipeline.RxMode) {
 	b.StopTimer()
 	b.ReportMetric(pipe.mpps(), "Mpps")
 	b.ReportMetric(float64(pipe.elapsed.Nanoseconds())/float64(pipe.frames), "ns/op")
+	b.ReportMetric(float64(pipe.timedReceived)/pipe.elapsed.Seconds()/1e6, "rx-Mpps")
 	b.ReportMetric(drain.mpps(), "drain-Mpps")
 	b.ReportMetric(100*pipe.mpps()/drain.mpps(), "pct-of-drain")
 	b.ReportMetric(float64(pipe.ringDrops)/float64(max(1, pipe.received)), "ring-drop-share")
@@ -174,17 +179,18 @@ func openRound(b *testing.B, cfg pipeline.AFXDPConfig) pipeline.Source {
 // drainRound times n frames through pipeline.Drain.
 func drainRound(b *testing.B, cfg pipeline.AFXDPConfig, n uint64) afxdpRound {
 	src := openRound(b, cfg)
+	defer src.Close() // on b.Fatal; a second Close changes nothing
 	done := make(chan error, 1)
 	go func() {
 		_, err := pipeline.Drain(src, math.MaxUint64, time.Now().Add(roundLimit))
 		done <- err
 	}()
-	r := timeFrames(b, n, func() uint64 {
+	r := timeFrames(b, n, func() (uint64, uint64) {
 		var got uint64
 		for _, q := range src.Queues() {
 			got += q.Stats().Frames
 		}
-		return got
+		return got, got
 	})
 	if err := errors.Join(src.Close(), <-done); err != nil {
 		b.Fatal(err)
@@ -200,6 +206,7 @@ func drainRound(b *testing.B, cfg pipeline.AFXDPConfig, n uint64) afxdpRound {
 // pipelineRound times n frames through the engine.
 func pipelineRound(b *testing.B, cfg pipeline.AFXDPConfig, n uint64) afxdpRound {
 	src := openRound(b, cfg)
+	defer src.Close() // on b.Fatal; a second Close changes nothing
 	e, err := queues.NewEngine(queues.EngineConfig{
 		Source:   src,
 		Steering: queues.SteerConfig{Workers: benchWorkers, Key: benchKey},
@@ -207,34 +214,27 @@ func pipelineRound(b *testing.B, cfg pipeline.AFXDPConfig, n uint64) afxdpRound 
 		Gates:    dissect.AllGates,
 	})
 	if err != nil {
-		src.Close()
 		b.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), roundLimit)
 	defer cancel()
-	type result struct {
-		stats *queues.RunStats
-		err   error
-	}
-	done := make(chan result, 1)
-	go func() {
-		st, err := e.Run(ctx)
-		done <- result{st, err}
-	}()
-	r := timeFrames(b, n, func() uint64 {
-		var served uint64
-		for _, w := range e.Snapshot().Workers {
+	done := e2e.Start(ctx, e)
+	r := timeFrames(b, n, func() (served, received uint64) {
+		s := e.Snapshot()
+		for _, w := range s.Workers {
 			served += w.Served
 		}
-		return served
+		for _, q := range s.Queues {
+			received += q.Frames
+		}
+		return served, received
 	})
 	cancel()
 	res := <-done
-	// Run may return before the Close it started is done: wait for it.
-	if err := errors.Join(res.err, src.Close()); err != nil {
+	if err := errors.Join(res.Err, src.Close()); err != nil {
 		b.Fatal(err)
 	}
-	acc := res.stats.Accounting
+	acc := res.Stats.Accounting
 	r.received = acc.Received
 	for _, n := range acc.KernelDrops {
 		r.kernelDrops += n
@@ -246,25 +246,28 @@ func pipelineRound(b *testing.B, cfg pipeline.AFXDPConfig, n uint64) afxdpRound 
 }
 
 // timeFrames waits for the first frame and warmUp, then times n more frames
-// by count, polling it every millisecond.
-func timeFrames(b *testing.B, n uint64, count func() uint64) afxdpRound {
+// by count, polling it every millisecond. count returns the frames done (the
+// contender's output) and received (taken off the rings) so far.
+func timeFrames(b *testing.B, n uint64, count func() (done, received uint64)) afxdpRound {
 	deadline := time.Now().Add(roundLimit)
-	for count() == 0 {
+	for d, _ := count(); d == 0; d, _ = count() {
 		if time.Now().After(deadline) {
 			b.Fatalf("no frame in %s: is the generator running?", roundLimit)
 		}
 		time.Sleep(time.Millisecond)
 	}
 	time.Sleep(warmUp)
-	c0, t0 := count(), time.Now()
+	d0, r0 := count()
+	t0 := time.Now()
 	for {
 		time.Sleep(time.Millisecond)
-		c, t := count(), time.Now()
-		if c-c0 >= n {
-			return afxdpRound{frames: c - c0, elapsed: t.Sub(t0)}
+		d, r := count()
+		t := time.Now()
+		if d-d0 >= n {
+			return afxdpRound{frames: d - d0, timedReceived: r - r0, elapsed: t.Sub(t0)}
 		}
 		if t.After(deadline) {
-			b.Fatalf("%d of %d frames in %s", c-c0, n, roundLimit)
+			b.Fatalf("%d of %d frames in %s", d-d0, n, roundLimit)
 		}
 	}
 }

@@ -6,8 +6,9 @@
 // Its exported helpers serve the tests here and the AF_XDP benchmarks of
 // package bench: NewLab makes a lab that is removed when the test ends or
 // the process is interrupted, Frames makes frames of every corpus shape with
-// a flow of their own, Send sends them from the lab's Peer end, and XDPMode
-// tells what, if anything, is attached to an interface.
+// a flow of their own, Send sends them from the lab's Peer end, Start runs
+// an engine in the background, and XDPAttached tells what XDP program, if
+// any, an interface runs.
 //
 // Every lab is a network namespace and a veth pair named after the process
 // (package vethlab): traffic never touches an interface the test did not

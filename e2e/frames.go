@@ -20,8 +20,9 @@ import (
 //     reads it;
 //   - otherwise, where they hold IP addresses, the source address becomes
 //     one of 198.18.128.0/17 or 2001:db8:ffff::/48 numbered by the index;
-//   - otherwise (ARP, MPLS, TIPC, PPP control frames: shapes whose keys the
-//     kernel fills with no address), the frame keeps its flow.
+//   - otherwise (ARP, MPLS, TIPC, PPP control frames and the other shapes
+//     whose keys hold neither ports nor IP addresses), the frame keeps its
+//     flow.
 //
 // A rewrite is kept only when dissecting the frame again changes the keys
 // in the rewritten field and nowhere else, so every frame keeps its shape.

@@ -11,6 +11,9 @@ import (
 	"github.com/xdphash/xdphash/dissect"
 )
 
+// rounds is how many times over the tests send every corpus shape.
+const rounds = 3
+
 var testMAC = net.HardwareAddr{0x02, 0x78, 0x68, 0, 0, 1}
 
 // TestFrames checks that every frame keeps its corpus shape and differs from

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"strings"
@@ -10,31 +11,26 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
-	"github.com/xdphash/xdphash/internal/testenv"
+	"github.com/xdphash/xdphash/internal/kernel"
 	"github.com/xdphash/xdphash/internal/vethlab"
 )
 
-// NewLab creates a lab (a namespace and a veth pair with cfg.Queues queues
-// per end) for a test that runs as root, and removes it when the test ends,
-// or when the process gets SIGINT, SIGTERM or SIGHUP first. At the end it
-// fails the test if any of the lab's links or its namespace outlived Close.
+// NewLab is vethlab.ForTest (a lab for a test that runs as root, removed
+// when the test ends) that also removes the lab when the process gets
+// SIGINT, SIGTERM or SIGHUP first, and fails the test if any of the lab's
+// links or its namespace outlive it.
 func NewLab(tb testing.TB, cfg vethlab.Config) *vethlab.Lab {
 	tb.Helper()
-	testenv.RequireRoot(tb)
 	CatchSignals()
-	lab, err := vethlab.New(cfg)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	lab := vethlab.ForTest(tb, cfg)
 	forget := UndoOnSignal(func() { lab.Close() })
 	tb.Cleanup(func() {
 		forget()
-		if err := lab.Close(); err != nil {
-			tb.Error(err)
-		}
+		// Close now, before ForTest's cleanup, to look for leftovers; its
+		// Close then reports this one's error.
+		lab.Close()
 		if left := leftoversOf(lab); len(left) > 0 {
 			tb.Errorf("lab %s: %s outlived Close", lab.NSName, strings.Join(left, ", "))
 		}
@@ -70,10 +66,12 @@ func UndoOnSignal(fn func()) (forget func()) {
 
 // CatchSignals makes SIGINT, SIGTERM and SIGHUP run every registered undo
 // function before the process dies of the signal, so that an interrupted
-// test leaves no namespace, veth or XDP program behind. The first call
+// test leaves no namespace, veth or child process behind. The first call
 // starts the handler, which lives as long as the process: a TestMain that
 // counts goroutines calls it before counting.
-var CatchSignals = sync.OnceFunc(func() {
+func CatchSignals() { catchSignals() }
+
+var catchSignals = sync.OnceFunc(func() {
 	c := make(chan os.Signal, 1)
 	signal.Notify(c, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	go func() {
@@ -90,50 +88,34 @@ var CatchSignals = sync.OnceFunc(func() {
 	}()
 })
 
-// XDP attach modes as rtnetlink reports them (IFLA_XDP_ATTACHED,
-// enum XDP_ATTACHED_*, include/uapi/linux/if_link.h).
-const (
-	xdpAttachedNone = 0
-	xdpAttachedDrv  = 1
-	xdpAttachedSKB  = 2
-	xdpAttachedHW   = 3
-	xdpAttachedMany = 4
-)
-
-// XDPMode is the XDP program attached to the interface iface of the
-// caller's namespace as `ip link show dev IFACE` shows it: "xdp" (native),
-// "xdpgeneric", "xdpoffload", "xdpmulti", or "" for none.
-func XDPMode(tb testing.TB, iface string) string {
+// XDPAttached tells what XDP program the interface iface of the caller's
+// namespace runs: "" for none, "native" or "generic" for one attached in
+// that mode (pipeline.XDPMode's names), "other" for offload or several.
+func XDPAttached(tb testing.TB, iface string) string {
 	tb.Helper()
-	link, err := netlink.LinkByName(iface)
+	ifi, err := net.InterfaceByName(iface)
 	if err != nil {
 		tb.Fatalf("find %s: %v", iface, err)
 	}
-	x := link.Attrs().Xdp
-	if x == nil {
+	mode, id, err := kernel.AttachedXDP(ifi.Index)
+	switch {
+	case err != nil:
+		tb.Fatal(err)
+	case id == 0:
 		return ""
+	case mode == 0:
+		return "other"
 	}
-	switch x.AttachMode {
-	case xdpAttachedNone:
-		return ""
-	case xdpAttachedDrv:
-		return "xdp"
-	case xdpAttachedSKB:
-		return "xdpgeneric"
-	case xdpAttachedHW:
-		return "xdpoffload"
-	case xdpAttachedMany:
-		return "xdpmulti"
-	}
-	return fmt.Sprintf("xdp(mode %d)", x.AttachMode)
+	return mode.String()
 }
 
 // Send sends frames, in order, out of the lab's Peer end from an AF_PACKET
 // socket inside the lab's namespace, so that they arrive on Host. The
-// socket goes through the device's queue selection (no
-// PACKET_QDISC_BYPASS): veth picks its transmit queue, and so Host's receive
-// queue, by each frame's flow hash, which spreads frames of different flows
-// over the queues. A full queue (ENOBUFS) is waited out, for 5 s at most.
+// socket goes through the kernel's transmit queue selection (no
+// PACKET_QDISC_BYPASS), which picks Peer's transmit queue by each frame's
+// flow hash; veth delivers the frame to Host's receive queue of the same
+// number, so frames of different flows spread over the queues. A full queue
+// (ENOBUFS) is waited out, for 5 s at most.
 func Send(tb testing.TB, lab *vethlab.Lab, frames [][]byte) {
 	tb.Helper()
 	err := lab.InPeer(func() error {

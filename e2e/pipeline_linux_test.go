@@ -2,8 +2,8 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"maps"
-	"slices"
 	"testing"
 	"time"
 
@@ -17,9 +17,6 @@ import (
 // testKey is the key of the kernel's SipHash KUnit test: k0 =
 // 0x0706050403020100, k1 = 0x0f0e0d0c0b0a0908.
 var testKey = hash.Key{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}
-
-// rounds is how many times over the tests send every corpus shape.
-const rounds = 3
 
 // TestPipelineAFXDP runs the whole pipeline on a lab's Host end (an AF_XDP
 // source on every queue, the engine with 2 workers) while the Peer end sends
@@ -65,9 +62,8 @@ func TestPipelineAFXDP(t *testing.T) {
 					t.Error(err)
 				}
 			})
-			wantMode := map[pipeline.XDPMode]string{pipeline.XDPNative: "xdp", pipeline.XDPGeneric: "xdpgeneric"}[cfg.Mode]
-			if got := XDPMode(t, lab.Host); got != wantMode {
-				t.Fatalf("ip link shows %q on %s, want %q", got, lab.Host, wantMode)
+			if got := XDPAttached(t, lab.Host); got != string(cfg.Mode) {
+				t.Fatalf("XDP program on %s: %q, want %q", lab.Host, got, cfg.Mode)
 			}
 			if n := len(src.Queues()); n != tt.queues {
 				t.Fatalf("the source opened %d queues, want all %d", n, tt.queues)
@@ -89,49 +85,40 @@ func TestPipelineAFXDP(t *testing.T) {
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			type result struct {
-				stats *queues.RunStats
-				err   error
-			}
-			done := make(chan result, 1)
-			go func() {
-				st, err := e.Run(ctx)
-				done <- result{st, err}
-			}()
+			done := Start(ctx, e)
 			if !tt.preload {
 				Send(t, lab, frames)
 			}
 			waitAccounted(t, e, uint64(len(frames)), 10*time.Second)
 			cancel()
-			var r result
+			var r RunResult
 			select {
 			case r = <-done:
 			case <-time.After(10 * time.Second):
 				t.Fatal("the engine still runs 10 s after its context ended")
 			}
-			if r.err != nil {
-				t.Fatalf("run: %v", r.err)
+			if r.Err != nil {
+				t.Fatalf("run: %v", r.Err)
 			}
-			// Run returns once its loops have ended, which may be before
-			// the Close it started has detached the program; a second
-			// Close waits for the first.
+			// Wait for the Close that Run started (see Start).
 			if err := src.Close(); err != nil {
 				t.Errorf("close: %v", err)
 			}
-			if got := XDPMode(t, lab.Host); got != "" {
-				t.Errorf("ip link shows %q on %s after Close, want nothing", got, lab.Host)
+			if got := XDPAttached(t, lab.Host); got != "" {
+				t.Errorf("XDP program on %s after Close: %q, want none", lab.Host, got)
 			}
 
 			got := checkRecords(t, want, rec.all, !tt.preload)
-			checkRunStats(t, r.stats, got, uint64(len(frames)), tt.preload)
-			// veth picks the receive queue by the flow hash; in generic
-			// mode (no NAPI on Host) the kernel takes the transmit queue's
-			// index minus one for it, so the last queue gets nothing.
+			checkRunStats(t, r.Stats, got, uint64(len(frames)), tt.preload)
+			// A frame arrives on Host's receive queue numbered like the
+			// Peer transmit queue that the sending stack picked by its
+			// flow hash; in generic mode (no NAPI on Host) the kernel takes
+			// that number minus one, so the last queue gets nothing.
 			if cfg.Mode == pipeline.XDPNative && len(got.perQueue) != tt.queues {
 				t.Errorf("frames came on %d of %d queues: %v", len(got.perQueue), tt.queues, got.perQueue)
 			}
 			t.Logf("rx %s; frames per queue %v, per worker %v; kernel drops %v",
-				src.(*pipeline.AFXDP).RxMode(), got.perQueue, got.perWorker, r.stats.Accounting.KernelDrops)
+				src.(*pipeline.AFXDP).RxMode(), got.perQueue, got.perWorker, r.Stats.Accounting.KernelDrops)
 		})
 	}
 }
@@ -150,13 +137,12 @@ type expected struct {
 func expect(tb testing.TB, frames [][]byte, workers int) map[queues.Record]expected {
 	tb.Helper()
 	kern := hash.NewKernel(testKey)
-	rps, err := hash.NewRPSMap(slices.Collect(func(yield func(int) bool) {
-		for w := range workers {
-			if !yield(w) {
-				return
-			}
-		}
-	}))
+	// The engine's workers stand for CPUs 0 to workers-1 of an RPS map.
+	cpus := make([]int, workers)
+	for w := range cpus {
+		cpus[w] = w
+	}
+	rps, err := hash.NewRPSMap(cpus)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -172,7 +158,7 @@ func expect(tb testing.TB, frames [][]byte, workers int) map[queues.Record]expec
 			tb.Fatalf("frame %d hashes to 0, which steers nowhere", i)
 		}
 		if _, dup := want[e.rec]; dup {
-			tb.Fatalf("frame %d makes the same record as an earlier frame: %+v", i, e.rec)
+			tb.Fatalf("frame %d makes the same record as an earlier frame: %s", i, describe(e.rec))
 		}
 		want[e.rec] = e
 	}
@@ -194,6 +180,12 @@ func checkRecords(tb testing.TB, want map[queues.Record]expected, byWorker []*re
 	tb.Helper()
 	d := delivered{perQueue: map[int]uint64{}, perWorker: make([]uint64, len(byWorker)), perPath: map[dissect.Path]uint64{}}
 	seen := make(map[queues.Record]int, len(want))
+	bad := 0
+	report := func(format string, args ...any) {
+		if bad++; bad <= maxReported {
+			tb.Errorf(format, args...)
+		}
+	}
 	for w, c := range byWorker {
 		for _, r := range c.got {
 			d.perQueue[int(r.Queue)]++
@@ -205,9 +197,9 @@ func checkRecords(tb testing.TB, want map[queues.Record]expected, byWorker []*re
 			e, ok := want[id]
 			switch {
 			case !ok:
-				tb.Errorf("worker %d got a record of no frame sent (or with other keys, hash or length than offline): %+v", w, r)
+				report("worker %d got a record of no frame sent (or with other keys, hash or length than offline): %s", w, describe(r))
 			case e.worker != w:
-				tb.Errorf("worker %d got the record of a frame whose hash %#08x selects worker %d: %+v", w, r.Hash, e.worker, r)
+				report("worker %d got the record of a frame its hash steers to worker %d: %s", w, e.worker, describe(r))
 			}
 			seen[id]++
 		}
@@ -218,13 +210,26 @@ func checkRecords(tb testing.TB, want map[queues.Record]expected, byWorker []*re
 		case n == 0:
 			missing++
 		case n > 1:
-			tb.Errorf("a frame reached the workers %d times: %+v", n, id)
+			report("a frame reached the workers %d times: %s", n, describe(id))
 		}
+	}
+	if bad > maxReported {
+		tb.Errorf("... and %d more wrong records", bad-maxReported)
 	}
 	if all && missing > 0 {
 		tb.Errorf("%d of %d frames never reached a worker", missing, len(want))
 	}
 	return d
+}
+
+// maxReported bounds the wrong records a test reports one by one.
+const maxReported = 10
+
+// describe is a record in a line: its flow, length, hash and where it came
+// from.
+func describe(r queues.Record) string {
+	return fmt.Sprintf("%s:%d -> %s:%d proto %d ethertype %#04x, %d bytes, hash %#08x l4 %v, queue %d, path %s",
+		r.SrcAddr(), r.SPort, r.DstAddr(), r.DPort, r.IPProto, r.NProto, r.Len, r.Hash, r.L4, r.Queue, r.Path)
 }
 
 // checkRunStats checks that the run's statistics add up and agree with what

@@ -23,8 +23,8 @@ func TestRunKilled(t *testing.T) {
 	lab := NewLab(t, vethlab.Config{Queues: 2})
 	c := startXdphash(t, "run", "--iface", lab.Host, "--queues", "all", "--workers", "2", "--hash-key", testKey.String())
 	c.waitRunning(t, lab)
-	if got := XDPMode(t, lab.Host); got != "xdp" {
-		t.Errorf("with xdphash running, ip link shows %q on %s, want xdp", got, lab.Host)
+	if got := XDPAttached(t, lab.Host); got != "native" {
+		t.Errorf("with xdphash running, XDP program on %s: %q, want native", lab.Host, got)
 	}
 	if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -34,8 +34,8 @@ func TestRunKilled(t *testing.T) {
 	}
 	// The process is reaped once the kernel has released its files, the
 	// BPF link and the sockets among them: nothing should be left at once.
-	if got := XDPMode(t, lab.Host); got != "" {
-		t.Errorf("ip link shows %q on %s after xdphash was killed, want nothing", got, lab.Host)
+	if got := XDPAttached(t, lab.Host); got != "" {
+		t.Errorf("XDP program on %s after xdphash was killed: %q, want none", lab.Host, got)
 	}
 	src, err := pipeline.OpenAFXDP(pipeline.AFXDPConfig{Iface: lab.Host})
 	if err != nil {
@@ -78,8 +78,8 @@ func TestRunInterrupted(t *testing.T) {
 	if code := c.wait(t, 10*time.Second); code != 0 {
 		t.Fatalf("xdphash exited with %d after SIGINT, want 0\nstderr:\n%s", code, &c.stderr)
 	}
-	if got := XDPMode(t, lab.Host); got != "" {
-		t.Errorf("ip link shows %q on %s after xdphash exited, want nothing", got, lab.Host)
+	if got := XDPAttached(t, lab.Host); got != "" {
+		t.Errorf("XDP program on %s after xdphash exited: %q, want none", lab.Host, got)
 	}
 	if !strings.Contains(c.stdout.String(), "(balanced)") {
 		t.Errorf("the summary does not say the accounting balanced:\n%s", &c.stdout)
@@ -152,8 +152,8 @@ func TestRunIfaceErrors(t *testing.T) {
 			if c.stdout.Len() > 0 {
 				t.Errorf("stdout: %s", &c.stdout)
 			}
-			if got := XDPMode(t, lab.Host); got != "" {
-				t.Errorf("the failed run left %q on %s", got, lab.Host)
+			if got := XDPAttached(t, lab.Host); got != "" {
+				t.Errorf("the failed run left an XDP program on %s: %q", lab.Host, got)
 			}
 		})
 	}

@@ -84,13 +84,25 @@ type child struct {
 	err            error // Wait's result, once done is closed
 }
 
-// startXdphash starts the xdphash binary with args. The child gets SIGKILL
-// if this process dies first (PR_SET_PDEATHSIG), or gets a signal that
-// CatchSignals handles, and is killed and reaped when the test ends.
+// startXdphash starts the xdphash binary with args; see startChild.
 func startXdphash(tb testing.TB, args ...string) *child {
 	tb.Helper()
-	c := &child{cmd: exec.Command(xdphashBinary(tb), args...), done: make(chan struct{})}
-	c.cmd.Stdout, c.cmd.Stderr = &c.stdout, &c.stderr
+	return startChild(tb, exec.Command(xdphashBinary(tb), args...))
+}
+
+// startChild starts cmd, with its output collected in c.stdout and c.stderr
+// unless cmd says where it goes. The child gets SIGKILL if this process dies
+// first (PR_SET_PDEATHSIG), or gets a signal that CatchSignals handles, and
+// is killed and reaped when the test ends.
+func startChild(tb testing.TB, cmd *exec.Cmd) *child {
+	tb.Helper()
+	c := &child{cmd: cmd, done: make(chan struct{})}
+	if cmd.Stdout == nil {
+		cmd.Stdout = &c.stdout
+	}
+	if cmd.Stderr == nil {
+		cmd.Stderr = &c.stderr
+	}
 	c.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	started := make(chan error, 1)
 	go func() {
@@ -107,7 +119,7 @@ func startXdphash(tb testing.TB, args ...string) *child {
 		close(c.done)
 	}()
 	if err := <-started; err != nil {
-		tb.Fatalf("start xdphash %s: %v", strings.Join(args, " "), err)
+		tb.Fatalf("start %s: %v", strings.Join(cmd.Args, " "), err)
 	}
 	forget := UndoOnSignal(func() { c.cmd.Process.Kill() })
 	tb.Cleanup(func() {
@@ -144,11 +156,11 @@ func (c *child) waitRunning(tb testing.TB, lab *vethlab.Lab) {
 			tb.Fatalf("xdphash ended before it ran: %v\nstderr:\n%s", c.err, &c.stderr)
 		default:
 		}
-		if XDPMode(tb, lab.Host) != "" && socketsMapped(c.cmd.Process.Pid) >= lab.Queues {
+		if XDPAttached(tb, lab.Host) != "" && socketsMapped(c.cmd.Process.Pid) >= lab.Queues {
 			return
 		}
 		if time.Now().After(deadline) {
-			tb.Fatalf("xdphash not receiving on %s after 10 s: XDP %q, %d sockets mapped", lab.Host, XDPMode(tb, lab.Host), socketsMapped(c.cmd.Process.Pid))
+			tb.Fatalf("xdphash not receiving on %s after 10 s: XDP %q, %d sockets mapped", lab.Host, XDPAttached(tb, lab.Host), socketsMapped(c.cmd.Process.Pid))
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
