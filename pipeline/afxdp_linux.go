@@ -102,7 +102,7 @@ func openAFXDP(cfg AFXDPConfig) (_ *AFXDP, err error) {
 	}
 	for _, q := range queues {
 		if q < 0 || q >= n {
-			return nil, fmt.Errorf("open AF_XDP on %s: %w: queue %d does not exist on %s (it has %d RX queues, 0-%d)", cfg.Iface, ErrNoQueue, q, cfg.Iface, n, n-1)
+			return nil, fmt.Errorf("open AF_XDP on %s: %w: queue %d does not exist on %s (it has %d RX queues, 0-%d): choose queues in that range, or all", cfg.Iface, ErrNoQueue, q, cfg.Iface, n, n-1)
 		}
 	}
 	// Room for the MTU, an Ethernet header with one VLAN tag, and the

@@ -229,9 +229,14 @@ func (e *Engine) Run(ctx context.Context) (*RunStats, error) {
 			}
 		})
 	}
-	stop := context.AfterFunc(ctx, func() { _ = e.cfg.Source.Close() })
+	// On cancellation the source is closed; Run waits for that Close to finish
+	// (for AF_XDP: the XDP program detached) before it returns.
+	closed := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() { _ = e.cfg.Source.Close(); close(closed) })
 	receivers.Wait()
-	stop()
+	if !stop() {
+		<-closed
+	}
 	workers.Wait()
 	end := e.clock() - base
 	stats := e.report(end)
