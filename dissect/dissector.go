@@ -185,16 +185,30 @@ func (d *Dissector) Counters() Counters { return d.counters }
 // default ones. Frames of other shapes never pay for an open gate: a gate costs
 // only its declines, on frames of its own class that its fast path does not cover.
 //
-// The most common frame of all, eth+IPv4+TCP/UDP, is tried first, after a check
-// of the ethertype made here so that other frames skip the call; everything
-// else, including its declines (counted there), goes through dissectClass.
+// The most common frame of all, eth+IPv4+TCP/UDP, is handled first, in a body
+// that classifies IPv4 frames by their protocol without a call; everything
+// else goes through dissectClass. No frame is offered to a fast path twice.
 func (d *Dissector) DissectFrame(keys *FlowKeys, frame []byte) (bool, Path) {
-	if d.open&(1<<ShapeEthIP) != 0 && d.auto == nil && len(frame) > 13 && frame[12] == 0x08 && frame[13] == 0x00 &&
-		fastEthIPv4(keys, frame) {
-		d.counters.Shape[ShapeEthIP].Fast++
+	if d.auto != nil || len(frame) < EthernetHdrLen+ipv4MinHdrLen || frame[12] != 0x08 || frame[13] != 0x00 {
+		return d.dissectClass(keys, frame)
+	}
+	switch frame[EthernetHdrLen+ipv4Protocol] {
+	case ipProtoIPIP, ipProtoIPv6, ipProtoGRE:
+		return d.dissectClass(keys, frame)
+	}
+	c := &d.counters.Shape[ShapeEthIP]
+	if d.open&(1<<ShapeEthIP) == 0 {
+		c.Slow++
+		return DissectFrame(keys, frame, d.flags), PathSlow
+	}
+	if p, ok := matchEthIPv4(frame); ok {
+		writeEthIPv4(keys, frame, p)
+		c.Fast++
 		return true, FastPath(ShapeEthIP)
 	}
-	return d.dissectClass(keys, frame)
+	c.Declined++
+	c.Slow++
+	return DissectFrame(keys, frame, d.flags), PathSlow
 }
 
 // dissectClass classifies a frame and runs its class's fast path or the slow
@@ -243,7 +257,11 @@ func (d *Dissector) dissectClass(keys *FlowKeys, frame []byte) (bool, Path) {
 	var hit bool
 	switch s {
 	case ShapeEthIP:
-		hit = fastEthIPv4(keys, frame) || fastEthIPv6(keys, frame)
+		if frame[13] == 0x00 { // 0x0800; the other eth_ip ethertype is 0x86dd
+			hit = fastEthIPv4(keys, frame)
+		} else {
+			hit = fastIPv6L4(keys, frame, EthernetHdrLen, 0)
+		}
 	case ShapeVLAN:
 		hit = fastVLAN(keys, frame)
 	case ShapeQinQ:
