@@ -186,7 +186,13 @@ func mixStream(rng *rand.Rand, s dissect.Shape, share float64, n int) [][]byte {
 // flipping.
 func TestAutoGates(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	cfg := dissect.AutoConfig{Window: 1000, MinDwell: 2, MinSample: 32}
+	// Equal costs for every shape (p_be = 1/11): the mechanism, not the
+	// machine's figures, is under test here.
+	var costs [dissect.NumShapes]dissect.Cost
+	for s := range costs {
+		costs[s] = dissect.Cost{Saving: 10, Miss: 1}
+	}
+	cfg := dissect.AutoConfig{Window: 1000, MinDwell: 2, MinSample: 32, Costs: costs}
 	for s := range dissect.NumShapes {
 		d := dissect.NewDissector(dissect.DefaultFlags, dissect.NoGates)
 		d.EnableAuto(cfg)
@@ -209,6 +215,39 @@ func TestAutoGates(t *testing.T) {
 		}
 		if c := d.Counters(); c.Flips < 3 {
 			t.Errorf("%v: %d flips recorded, want at least 3", s, c.Flips)
+		}
+	}
+}
+
+// TestAutoDefaultCosts checks the decisions the measured costs lead to: eth_ip
+// opens where its shape is common and closes where it is rare; MPLS, whose fast
+// path saves nothing, never opens.
+func TestAutoDefaultCosts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	cfg := dissect.AutoConfig{Window: 2000, MinDwell: 1, MinSample: 32}
+	for _, tc := range []struct {
+		s     dissect.Shape
+		share float64
+		open  bool
+	}{
+		{dissect.ShapeEthIP, 0.9, true},
+		{dissect.ShapeEthIP, 0.001, false},
+		{dissect.ShapeMPLS, 0.9, false},
+		{dissect.ShapeGRE, 0.95, true},
+		{dissect.ShapeGRE, 0.05, false},
+	} {
+		d := dissect.NewDissector(dissect.DefaultFlags, dissect.AllGates.Without(tc.s))
+		if !tc.open {
+			d.SetGates(dissect.AllGates)
+		}
+		d.EnableAuto(cfg)
+		var k dissect.FlowKeys
+		for _, f := range mixStream(rng, tc.s, tc.share, 40000) {
+			d.DissectFrame(&k, f)
+		}
+		if d.Gates().Has(tc.s) != tc.open {
+			st, _ := d.AutoState()
+			t.Errorf("%v at share %.3f: open=%v, want %v (%v)", tc.s, tc.share, d.Gates().Has(tc.s), tc.open, st[tc.s])
 		}
 	}
 }
