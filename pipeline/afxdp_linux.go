@@ -180,6 +180,10 @@ func (s *AFXDP) Mode() XDPMode { return s.mode }
 // RxMode is how Receive waits, RxSpin or RxPoll: RxAuto resolved.
 func (s *AFXDP) RxMode() RxMode { return s.rxMode }
 
+// KernelFed says that the kernel receives this source's frames on this
+// machine's processors (see queues.KernelFed).
+func (s *AFXDP) KernelFed() bool { return true }
+
 // ViaLink tells whether the XDP program is attached through a BPF link, which
 // the kernel removes when the process dies; false means netlink (before Linux
 // 5.9), which a process killed before Close leaves attached.

@@ -17,7 +17,8 @@ const (
 )
 
 // Idle strategy of a worker whose rings are empty: poll spinPolls times;
-// then, when the machine has a processor to spare beyond the receive loops,
+// then, when the machine has a processor to spare beyond the receive side (the
+// receive loops, and the kernel's receive work for AF_XDP: busyProcessors),
 // yield it between polls yieldPolls times; then sleep until a receive loop
 // wakes it or parkTimeout passes.
 //
