@@ -3,10 +3,8 @@ package e2e
 import (
 	"fmt"
 	"os"
-	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/xdphash/xdphash/internal/vethlab"
 )
@@ -17,19 +15,11 @@ import (
 // tests built.
 func TestMain(m *testing.M) {
 	CatchSignals() // its goroutine lives as long as the process
-	fds, goroutines := openFDs(), runtime.NumGoroutine()
+	base := vethlab.TakeBaseline()
 	code := m.Run()
 	removeXdphash()
 	if code == 0 {
-		var leaks []string
-		// Goroutines and deferred closes take a moment to end.
-		for range 50 {
-			if leaks = leftovers(fds, goroutines); len(leaks) == 0 {
-				break
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		for _, l := range leaks {
+		for _, l := range base.Leftovers(childProcessLeftovers) {
 			fmt.Fprintln(os.Stderr, "outlived the tests:", l)
 			code = 1
 		}
@@ -37,38 +27,12 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// leftovers lists what exists now and did not before the tests.
-func leftovers(fds, goroutines int) []string {
-	var out []string
-	if n := openFDs(); n > fds {
-		out = append(out, fmt.Sprintf("%d file descriptors", n-fds))
-	}
-	if n := runtime.NumGoroutine(); n > goroutines {
-		out = append(out, fmt.Sprintf("%d goroutines", n-goroutines))
-	}
-	if b, err := os.ReadFile("/proc/self/maps"); err == nil {
-		if n := strings.Count(string(b), "socket:["); n > 0 {
-			out = append(out, fmt.Sprintf("%d mappings of sockets (AF_XDP rings)", n))
-		}
-	}
-	pid := fmt.Sprint(os.Getpid())
-	for _, l := range vethlab.Leftovers() {
-		if strings.Contains(l, vethlab.Prefix+pid) {
-			out = append(out, l)
-		}
-	}
+// childProcessLeftovers reports live children of this process.
+func childProcessLeftovers() []string {
 	if children := childProcesses(); len(children) > 0 {
-		out = append(out, "child processes "+strings.Join(children, ", "))
+		return []string{"child processes " + strings.Join(children, ", ")}
 	}
-	return out
-}
-
-func openFDs() int {
-	entries, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		return 0
-	}
-	return len(entries)
+	return nil
 }
 
 // childProcesses lists the live children of this process, "PID (COMM)".
