@@ -1,12 +1,10 @@
 package queues
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	"github.com/xdphash/xdphash/dissect"
-	"github.com/xdphash/xdphash/pipeline"
 )
 
 // fairRec is a packet of flow f (0 to 1023) of n bytes: its hash puts it in
@@ -481,29 +479,7 @@ func BenchmarkPipelineConsumers(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				src := syntheticSource(b, "default", pipeline.SyntheticConfig{Queues: 2, Count: uint64(b.N)})
-				e, err := NewEngine(EngineConfig{
-					Source:   src,
-					Steering: SteerConfig{Workers: 2, Key: testKey},
-					Flags:    dissect.DefaultFlags,
-					Gates:    dissect.AllGates,
-					Consumer: factory,
-					Virtual:  clock == "virtual",
-				})
-				if err != nil {
-					b.Fatal(err)
-				}
-				b.ResetTimer()
-				start := time.Now()
-				st, err := e.Run(context.Background())
-				elapsed := time.Since(start)
-				b.StopTimer()
-				if err != nil {
-					b.Fatal(err)
-				}
-				acc := st.Accounting
-				b.ReportMetric(float64(acc.Processed)/elapsed.Seconds()/1e6, "Mpps")
-				b.ReportMetric(float64(dropTotal(acc))/float64(acc.Received), "drop-share")
+				benchPipeline(b, "default", 2, clock == "virtual", factory)
 			})
 		}
 	}
