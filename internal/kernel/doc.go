@@ -1,6 +1,11 @@
 // Package kernel is the one place in xdphash that talks to the Linux kernel
-// through BPF and raw system calls (cilium/ebpf and x/sys/unix). Today it holds
-// the hash oracle; the AF_XDP sockets and XDP links belong here too.
+// through BPF and raw system calls (cilium/ebpf and x/sys/unix). It holds the
+// hash oracle (below); the XDP redirect program, its XSKMAP and its BPF-link
+// attach with a netlink fallback (xdp_linux.go); the AF_XDP sockets built on
+// asavie/xdp, with that library's traps worked around (xdpsock_linux.go, whose
+// doc comment lists them); the traffic generators: XDP live frames through
+// BPF_PROG_RUN, AF_XDP and AF_PACKET senders, and a packet capture for tests
+// (xdpgen*.go); and CPU affinity (affinity_linux.go).
 //
 // # Hash oracle
 //
