@@ -6,16 +6,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/xdphash/xdphash/internal/kernel"
-	"golang.org/x/sys/unix"
 	"os"
 	"os/exec"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
+	"github.com/xdphash/xdphash/internal/kernel"
+	"github.com/xdphash/xdphash/internal/testenv"
 	"github.com/xdphash/xdphash/internal/vethlab"
 )
 
@@ -298,35 +299,12 @@ func TestOpenAFXDPTwice(t *testing.T) {
 // openWithout runs OpenAFXDP on a locked OS thread whose effective
 // capability set lacks drop (capabilities are per thread, and every system
 // call of OpenAFXDP runs on the calling thread).
-func openWithout(tb testing.TB, cfg AFXDPConfig, drop []uint) (Source, error) {
+func openWithout(tb testing.TB, cfg AFXDPConfig, drop []uint) (src Source, err error) {
 	tb.Helper()
-	type result struct {
-		src Source
-		err error
+	if cerr := testenv.WithoutCapabilities(drop, func() { src, err = OpenAFXDP(cfg) }); cerr != nil {
+		return nil, cerr
 	}
-	done := make(chan result)
-	go func() {
-		// The goroutine ends locked, so the runtime discards the thread
-		// with its reduced capabilities.
-		runtime.LockOSThread()
-		hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-		var data [2]unix.CapUserData
-		if err := unix.Capget(&hdr, &data[0]); err != nil {
-			done <- result{err: fmt.Errorf("capget: %w", err)}
-			return
-		}
-		for _, c := range drop {
-			data[c/32].Effective &^= 1 << (c % 32)
-		}
-		if err := unix.Capset(&hdr, &data[0]); err != nil {
-			done <- result{err: fmt.Errorf("capset: %w", err)}
-			return
-		}
-		src, err := OpenAFXDP(cfg)
-		done <- result{src, err}
-	}()
-	r := <-done
-	return r.src, r.err
+	return src, err
 }
 
 func TestOpenAFXDPWithoutPrivileges(t *testing.T) {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -248,35 +247,12 @@ func TestMissingCapabilitiesRule(t *testing.T) {
 
 // loadWithout loads the oracle from a locked OS thread whose effective
 // capability set lacks drop (capabilities are per thread).
-func loadWithout(tb testing.TB, drop []uint) (*HashOracle, error) {
+func loadWithout(tb testing.TB, drop []uint) (o *HashOracle, err error) {
 	tb.Helper()
-	type result struct {
-		o   *HashOracle
-		err error
+	if cerr := testenv.WithoutCapabilities(drop, func() { o, err = NewHashOracle() }); cerr != nil {
+		return nil, cerr
 	}
-	done := make(chan result)
-	go func() {
-		// The goroutine ends without UnlockOSThread, so the runtime discards
-		// the thread with its reduced capabilities.
-		runtime.LockOSThread()
-		hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-		var data [2]unix.CapUserData
-		if err := unix.Capget(&hdr, &data[0]); err != nil {
-			done <- result{err: fmt.Errorf("capget: %w", err)}
-			return
-		}
-		for _, c := range drop {
-			data[c/32].Effective &^= 1 << (c % 32)
-		}
-		if err := unix.Capset(&hdr, &data[0]); err != nil {
-			done <- result{err: fmt.Errorf("capset: %w", err)}
-			return
-		}
-		o, err := NewHashOracle()
-		done <- result{o, err}
-	}()
-	r := <-done
-	return r.o, r.err
+	return o, err
 }
 
 // TestNewHashOracleWithoutCapabilities checks the capability rule of
