@@ -361,3 +361,36 @@ func testSpaceSaving(t *testing.T, filter bool) {
 }
 
 func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol }
+
+// BenchmarkSpaceSavingAdd measures Add in a sketch of 64 counters: keys that
+// hold a counter (held: 4 heavy keys added over and over), and keys that
+// take one over (takeover: 6,000 equal keys in turn, every Add evicting the
+// smallest counter).
+func BenchmarkSpaceSavingAdd(b *testing.B) {
+	type key [36]byte // the size of a flow's identity
+	keys := make([]key, 6000)
+	hashes := make([]uint32, len(keys))
+	x := uint32(7)
+	for i := range keys {
+		x = x*1664525 + 1013904223
+		hashes[i] = x
+		keys[i][0], keys[i][1] = byte(i), byte(i>>8)
+	}
+	for _, tt := range []struct {
+		name string
+		keys int
+	}{{"held", 4}, {"takeover", len(keys)}} {
+		b.Run(tt.name, func(b *testing.B) {
+			s := NewSpaceSaving[key](64)
+			for k := range 64 {
+				s.Add(keys[k], hashes[k], 1000, 1)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				k := (i * 7919) % tt.keys
+				s.Add(keys[k], hashes[k], 1000, 1)
+			}
+		})
+	}
+}

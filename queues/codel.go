@@ -38,7 +38,8 @@ type codelVars struct {
 	recInvSqrt       uint16    // 1/sqrt(count), Q0.16
 	firstAboveTime   codelTime // when the sojourn time will have stayed above target for an interval; 0: not above
 	dropNext         codelTime // when to drop next while dropping
-	ldelay           codelTime // sojourn time of the last packet dequeued
+	// The kernel's ldelay (the last sojourn time) is left out: only
+	// ce_threshold and the class statistics read it, and neither is modelled.
 }
 
 // newtonStep is codel_Newton_step: one Newton iteration of
@@ -63,8 +64,7 @@ func codelControlLaw(t, interval codelTime, recInvSqrt uint16) codelTime {
 // backlog the qdisc's bytes left after it: it tells whether the sojourn time
 // has stayed at or above target for at least an interval.
 func (v *codelVars) shouldDrop(p *codelParams, enq, now codelTime, backlog uint64) bool {
-	v.ldelay = now - enq
-	if codelBefore(v.ldelay, p.target) || backlog <= uint64(p.mtu) {
+	if codelBefore(now-enq, p.target) || backlog <= uint64(p.mtu) {
 		// Went below: it must stay above for a whole interval again.
 		v.firstAboveTime = 0
 		return false

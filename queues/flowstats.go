@@ -2,6 +2,7 @@ package queues
 
 import (
 	"cmp"
+	"math"
 	"net/netip"
 	"slices"
 
@@ -28,38 +29,54 @@ func flowID(r *Record) FlowID {
 
 // FlowStats is a consumer's fairness accounting of the packets it served, in
 // memory bounded by its number of buckets whatever the number of flows: exact
-// packets and bytes per bucket (the consumer's flow slots, which are what its
+// bytes per bucket (the consumer's flow slots, which are what its
 // scheduler treats fairly), whether a bucket served more than one flow hash
 // (a collision), a distinct counter of the flow hashes, a heavy-hitter sketch
 // of bytes keyed by full flow identity, and the sojourn time histogram.
 // Served is called once per packet on the consumer's path: it allocates
 // nothing. Only served packets are counted, so that a consumer's enqueue
 // path, which a full queue makes the busiest, pays nothing for the report.
-//
-// A fair scheduler serves a flow a quantum at a time, so consecutive served
-// packets are often of one flow: the distinct counter and the sketch, the
-// costly parts, see each such run of packets once.
 type FlowStats struct {
 	buckets  []bucketStats
 	distinct fairness.Distinct
 	top      *fairness.SpaceSaving[FlowID]
+	run      flowRun // packets bound for the sketch, held back
 	sojourn  fairness.LogHistogram
-	run      flowRun // the run of packets of one flow not yet counted
 }
 
-// bucketStats is one bucket: what it served, the first flow hash it served
-// and whether another one followed.
+// bucketStats is one bucket: the bytes it served, the first flow hash it
+// served and whether another one followed, and the bytes of each of its
+// bucketParts. It is 32 bytes, two to a cache line: the consumers'
+// per-packet cost is mostly the lines they touch.
 type bucketStats struct {
-	packets, bytes uint64
-	first          uint32
-	shared         bool
+	bytes  uint64
+	first  uint32
+	served bool // served a packet (of any length)
+	shared bool
+	// parts splits bytes by other bits of the flow hash (see part), as a
+	// finer bound on a flow's bytes for the sketch's prefilter (see Served):
+	// a row of a count-min sketch kept in the bucket's cache line. A part
+	// saturates at its maximum, which then bounds nothing.
+	parts [bucketParts]uint32
 }
 
-// flowRun is consecutive served packets of one flow in one bucket.
-type flowRun struct {
-	id             FlowID
-	hash, bucket   uint32
-	packets, bytes uint64
+// bucketParts is the number of parts of a bucket.
+const (
+	bucketPartBits = 2
+	bucketParts    = 1 << bucketPartBits
+)
+
+// part is the part of its bucket flow hash h counts in: the top bits of a
+// multiplicative hash, which mixes in all of h's bits, those that chose the
+// bucket (the high bits for fq_codel, the low bits for fq) and the others.
+func part(h uint32) uint32 { return (h * 0x9e3779b1) >> (32 - bucketPartBits) }
+
+// bound is the most bytes the flow of hash h can have served from b.
+func (b *bucketStats) bound(h uint32) uint64 {
+	if p := b.parts[part(h)]; p != math.MaxUint32 {
+		return uint64(p)
+	}
+	return b.bytes
 }
 
 // NewFlowStats returns the accounting of a consumer with buckets flow slots
@@ -75,51 +92,60 @@ func NewFlowStats(buckets, topFlows int) *FlowStats {
 // in it.
 func (s *FlowStats) Served(r *Record, bucket uint32, sojourn int64) {
 	b := &s.buckets[bucket]
-	if b.packets == 0 {
-		b.first = r.Hash
+	if !b.served {
+		b.first, b.served = r.Hash, true
 	} else if r.Hash != b.first {
 		b.shared = true
 	}
-	b.packets++
 	b.bytes += uint64(r.Len)
+	p := &b.parts[part(r.Hash)]
+	*p = uint32(min(uint64(*p)+uint64(r.Len), math.MaxUint32))
 	s.sojourn.Add(sojourn)
+	s.distinct.Add(r.Hash)
+	// A flow has served at most its part of its bucket's bytes: while that
+	// is no more than the sketch's smallest counter, the flow cannot be a
+	// heavy hitter and the sketch need not see it (see SpaceSaving.Min).
+	// With many equal flows this skips most of the sketch's work, its
+	// costliest part.
+	if b.bound(r.Hash) <= s.top.Min() {
+		return
+	}
+	// The heavy flows that do reach it are served a quantum at a time, so
+	// their packets come in runs: the sketch sees each run once. (Holding a
+	// run back only moves its packets later in the sketch's stream, which
+	// keeps its guarantees whatever the order.)
 	run := &s.run
-	if run.packets > 0 && r.Hash == run.hash && bucket == run.bucket &&
-		r.Src == run.id.Src && r.Dst == run.id.Dst && r.SPort == run.id.SPort && r.DPort == run.id.DPort &&
-		r.IPProto == run.id.Proto && r.AddrType == run.id.AddrType {
+	if run.packets > 0 && r.Hash == run.hash && r.Src == run.id.Src && r.Dst == run.id.Dst &&
+		r.SPort == run.id.SPort && r.DPort == run.id.DPort && r.IPProto == run.id.Proto && r.AddrType == run.id.AddrType {
 		run.packets++
 		run.bytes += uint64(r.Len)
 		return
 	}
-	s.flush()
-	run.id.Src, run.id.Dst = r.Src, r.Dst
-	run.id.SPort, run.id.DPort, run.id.Proto, run.id.AddrType = r.SPort, r.DPort, r.IPProto, r.AddrType
-	run.hash, run.bucket, run.packets, run.bytes = r.Hash, bucket, 1, uint64(r.Len)
+	s.flushRun()
+	*run = flowRun{id: flowID(r), hash: r.Hash, packets: 1, bytes: uint64(r.Len)}
 }
 
-// flush counts the pending run of packets in the distinct counter and the
+// flowRun is packets of one flow served one after another, not yet in the
 // sketch.
-func (s *FlowStats) flush() {
-	run := &s.run
-	if run.packets == 0 {
-		return
-	}
-	s.distinct.Add(run.hash)
-	// A flow has served at most its bucket's bytes: while that is no more
-	// than the sketch's smallest counter, the flow cannot be a heavy hitter
-	// and the sketch need not see it (see SpaceSaving.Min). With many equal
-	// flows this skips most of the sketch's work, its costliest part.
-	if s.buckets[run.bucket].bytes > s.top.Min() {
+type flowRun struct {
+	id             FlowID
+	hash           uint32
+	packets, bytes uint64
+}
+
+// flushRun adds the pending run to the sketch.
+func (s *FlowStats) flushRun() {
+	if run := &s.run; run.packets > 0 {
 		s.top.Add(run.id, run.hash, run.bytes, run.packets)
+		run.packets = 0
 	}
-	run.packets = 0
 }
 
 // Report summarises the flows: Jain's index and the shares are over the
 // buckets that served traffic, the fairness the consumer's scheduler gives;
 // flows colliding in a bucket share its slot, as in the kernel.
 func (s *FlowStats) Report() FlowReport {
-	s.flush()
+	s.flushRun()
 	r := FlowReport{Slots: len(s.buckets), Active: int(s.distinct.Estimate())}
 	var bytes []uint64
 	var total uint64
@@ -127,7 +153,7 @@ func (s *FlowStats) Report() FlowReport {
 		if b.shared {
 			r.Collisions++
 		}
-		if b.packets > 0 {
+		if b.served {
 			bytes = append(bytes, b.bytes)
 			total += b.bytes
 		}

@@ -28,8 +28,7 @@ type FQCodel struct {
 	p        fqCodelParams
 	pool     pktPool
 	flows    []fqCodelFlow
-	flowNext []int32  // each flow's link in new_flows or old_flows
-	backlogs []uint32 // bytes queued per flow: scanned for the fattest flow, as the kernel keeps them apart
+	flowNext []int32 // each flow's link in new_flows or old_flows
 	newFlows flowList
 	oldFlows flowList
 
@@ -44,10 +43,15 @@ type FQCodel struct {
 	flowStats                *FlowStats
 }
 
+// fqCodelFlow is one flow's state. What a packet's enqueue or dequeue touches
+// of its flow is here, in 40 bytes, rather than in parallel slices as the
+// kernel keeps the backlogs: one cache line or two per flow visited, where
+// each line missed costs the pipeline more than the rare scan of dropFattest.
 type fqCodelFlow struct {
 	q       pktFIFO
-	listed  bool // on new_flows or old_flows (!list_empty(&flow->flowchain))
+	backlog uint32 // bytes queued
 	deficit int32
+	listed  bool // on new_flows or old_flows (!list_empty(&flow->flowchain))
 	cvars   codelVars
 }
 
@@ -66,7 +70,6 @@ func newFQCodel(p fqCodelParams) *FQCodel {
 		pool:      newPktPool(min(p.limit+1, 4096)),
 		flows:     make([]fqCodelFlow, p.flows),
 		flowNext:  make([]int32, p.flows),
-		backlogs:  make([]uint32, p.flows),
 		newFlows:  emptyFlowList,
 		oldFlows:  emptyFlowList,
 		flowStats: NewFlowStats(p.flows, p.topFlows),
@@ -86,7 +89,7 @@ func (q *FQCodel) Enqueue(recs []Record, now int64) {
 		idx := hash.ReciprocalScale(r.Hash, uint32(len(q.flows)))
 		f := &q.flows[idx]
 		f.q.push(&q.pool, q.pool.put(r, now))
-		q.backlogs[idx] += r.Len
+		f.backlog += r.Len
 		q.backlog += uint64(r.Len)
 		if !f.listed {
 			q.newFlows.push(q.flowNext, int32(idx))
@@ -115,8 +118,8 @@ func (q *FQCodel) Enqueue(recs []Record, now int64) {
 func (q *FQCodel) dropFattest() uint64 {
 	var fattest uint32
 	idx := 0
-	for i, b := range q.backlogs {
-		if b > fattest {
+	for i := range q.flows {
+		if b := q.flows[i].backlog; b > fattest {
 			fattest, idx = b, i
 		}
 	}
@@ -140,7 +143,7 @@ func (q *FQCodel) dropFattest() uint64 {
 		}
 	}
 	f.cvars.count += uint32(n)
-	q.backlogs[idx] -= bytes
+	f.backlog -= bytes
 	q.backlog -= uint64(bytes)
 	q.memory -= mem
 	q.qlen -= n
@@ -188,7 +191,13 @@ func (q *FQCodel) dequeue(now codelTime) (int32, uint32) {
 			q.oldFlows.push(q.flowNext, idx)
 			continue
 		}
-		p := q.codelDequeue(f, uint32(idx), now)
+		// codel_dequeue, its common case inline.
+		p := q.headOut(f)
+		if p == nilIndex {
+			f.cvars.dropping = false
+		} else if drop := f.cvars.shouldDrop(&q.p.codel, toCodelTime(q.pool.enq[p]), now, q.backlog); drop || f.cvars.dropping {
+			p = q.codelControl(f, p, drop, now)
+		}
 		if p == nilIndex {
 			list.pop(q.flowNext)
 			if fromNew && !q.oldFlows.empty() {
@@ -204,13 +213,13 @@ func (q *FQCodel) dequeue(now codelTime) (int32, uint32) {
 	}
 }
 
-// headOut is fq_codel's dequeue_func: take the head packet off flow idx and
+// headOut is fq_codel's dequeue_func: take the head packet off flow f and
 // out of the qdisc's counts; nilIndex when the flow is empty.
-func (q *FQCodel) headOut(f *fqCodelFlow, idx uint32) int32 {
+func (q *FQCodel) headOut(f *fqCodelFlow) int32 {
 	p := f.q.pop(&q.pool)
 	if p != nilIndex {
 		l := q.pool.recs[p].Len
-		q.backlogs[idx] -= l
+		f.backlog -= l
 		q.backlog -= uint64(l)
 		q.memory -= int64(l) + skbOverhead
 		q.qlen--
@@ -233,17 +242,14 @@ func (q *FQCodel) codelDrop(p int32) {
 	q.pool.release(p)
 }
 
-// codelDequeue is codel_dequeue (include/net/codel_impl.h) on flow idx: it
-// returns the flow's next packet to serve, after dropping (or marking) those
-// CoDel's control law condemns, or nilIndex when none is left.
-func (q *FQCodel) codelDequeue(f *fqCodelFlow, idx uint32, now codelTime) int32 {
+// codelControl is codel_dequeue (include/net/codel_impl.h) on flow f past
+// its common case, which dequeue runs inline: packet p is the flow's head,
+// taken out, and drop is CoDel's verdict on it; the flow is in the dropping
+// state or drop says it should enter it. It returns the flow's next packet
+// to serve, after dropping (or marking) those CoDel's control law condemns,
+// or nilIndex when none is left.
+func (q *FQCodel) codelControl(f *fqCodelFlow, p int32, drop bool, now codelTime) int32 {
 	v, cp := &f.cvars, &q.p.codel
-	p := q.headOut(f, idx)
-	if p == nilIndex {
-		v.dropping = false
-		return p
-	}
-	drop := q.shouldDrop(v, p, now)
 	switch {
 	case v.dropping && !drop:
 		// The sojourn time went below target: leave the dropping state.
@@ -260,7 +266,7 @@ func (q *FQCodel) codelDequeue(f *fqCodelFlow, idx uint32, now codelTime) int32 
 				return p
 			}
 			q.codelDrop(p)
-			p = q.headOut(f, idx)
+			p = q.headOut(f)
 			if !q.shouldDrop(v, p, now) {
 				v.dropping = false
 			} else {
@@ -272,7 +278,7 @@ func (q *FQCodel) codelDequeue(f *fqCodelFlow, idx uint32, now codelTime) int32 
 			q.ceMarks++
 		} else {
 			q.codelDrop(p)
-			p = q.headOut(f, idx)
+			p = q.headOut(f)
 			q.shouldDrop(v, p, now) // updates first_above_time; its verdict is not used
 		}
 		v.dropping = true

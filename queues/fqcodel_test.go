@@ -1,10 +1,12 @@
 package queues
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/xdphash/xdphash/dissect"
+	"github.com/xdphash/xdphash/pipeline"
 )
 
 // fairRec is a packet of flow f (0 to 1023) of n bytes: its hash puts it in
@@ -482,5 +484,88 @@ func BenchmarkPipelineConsumers(b *testing.B) {
 				benchPipeline(b, "default", 2, clock == "virtual", factory)
 			})
 		}
+	}
+}
+
+// feedRecorder is a fifo without limit that keeps all it was fed, for
+// BenchmarkConsumerOnPipeline.
+type feedRecorder struct {
+	recs   []Record
+	served int
+}
+
+func (c *feedRecorder) Enqueue(recs []Record, _ int64) { c.recs = append(c.recs, recs...) }
+
+func (c *feedRecorder) Dequeue(_ int64, b Budget, out []Record) []Record {
+	n := len(c.recs) - c.served
+	if b.Packets > 0 {
+		n = min(n, b.Packets)
+	}
+	out = append(out, c.recs[c.served:c.served+n]...)
+	c.served += n
+	return out
+}
+
+func (c *feedRecorder) Backlog() int { return len(c.recs) - c.served }
+
+func (c *feedRecorder) Stats() ConsumerStats {
+	return ConsumerStats{Enqueued: uint64(len(c.recs)), Dequeued: uint64(c.served)}
+}
+
+// pipelineRecords runs n frames of the default synthetic profile through
+// the in-memory pipeline of BenchmarkPipelineConsumers and returns the
+// records worker 0 was fed, in order.
+func pipelineRecords(tb testing.TB, n int) []Record {
+	rec := &feedRecorder{}
+	e, err := NewEngine(EngineConfig{
+		Source:   syntheticSource(tb, "default", pipeline.SyntheticConfig{Queues: 2, Count: uint64(n)}),
+		Steering: SteerConfig{Workers: 2, Key: testKey},
+		Flags:    dissect.DefaultFlags,
+		Gates:    dissect.AllGates,
+		Consumer: func(w int) Consumer {
+			if w == 0 {
+				return rec
+			}
+			return &feedRecorder{}
+		},
+		Virtual: true,
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := e.Run(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
+	return rec.recs
+}
+
+// BenchmarkConsumerOnPipeline is each consumer alone, as a worker of
+// BenchmarkPipelineConsumers runs it at "max": fed the records that worker
+// gets (the default synthetic profile, with its few one-flow frames among
+// thousands of flows) in chunks of feedChunk, and served to empty after
+// each. Its ns/packet against fifo's is what the consumer adds to the
+// pipeline's time per packet (ns/op is per packet), without the noise of the pipeline's
+// goroutines sharing two processors.
+func BenchmarkConsumerOnPipeline(b *testing.B) {
+	recs := pipelineRecords(b, 1<<19)
+	for _, name := range []string{"fifo", "fq", "fq_codel"} {
+		b.Run(name, func(b *testing.B) {
+			f, err := ConsumerConfig{}.Factory(name)
+			if err != nil {
+				b.Fatal(err)
+			}
+			c := f(0)
+			out := make([]Record, 0, serveChunk)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i, n := 0, 0; n < b.N; i++ {
+				off := (i * feedChunk) % (len(recs) - feedChunk)
+				chunk := recs[off : off+feedChunk]
+				now := chunk[len(chunk)-1].Arrival
+				c.Enqueue(chunk, now)
+				out = c.Dequeue(now, Budget{Packets: serveChunk}, out[:0])
+				n += feedChunk
+			}
+		})
 	}
 }
