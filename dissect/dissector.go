@@ -185,44 +185,46 @@ func (d *Dissector) Counters() Counters { return d.counters }
 // default ones. Frames of other shapes never pay for an open gate: a gate costs
 // only its declines, on frames of its own class that its fast path does not cover.
 //
-// IPv4 frames, the most common of all, are classified by their protocol here
-// and eth+IPv4+TCP/UDP runs without a call; the IP-in-IP and GRE tunnels go to
-// their fast path directly; everything else goes through dissectClass. No frame
-// is offered to a fast path twice.
+// IPv4 frames, the most common of all, are handled here: eth+IPv4+TCP/UDP is
+// tested for first and runs without a call (testing the protocol first
+// keeps the tunnels' cost as it was; 4.8 ns against 5.5 when the class
+// came first, bench.Dissect), the IP-in-IP and GRE tunnels go to their fast
+// path directly, and the other IPv4 frames are eth_ip declines. Everything
+// else goes through dissectClass. No frame is offered to a fast path twice.
 func (d *Dissector) DissectFrame(keys *FlowKeys, frame []byte) (bool, Path) {
-	if d.auto != nil || len(frame) < EthernetHdrLen+ipv4MinHdrLen || frame[12] != 0x08 || frame[13] != 0x00 {
+	le := binary.LittleEndian
+	if d.auto != nil || len(frame) < EthernetHdrLen+ipv4MinHdrLen || le.Uint16(frame[12:]) != 0x0008 { // 08 00
 		return d.dissectClass(keys, frame)
 	}
-	switch first := frame[EthernetHdrLen+ipv4Protocol]; first {
-	case ipProtoIPIP, ipProtoIPv6, ipProtoGRE:
-		s, proto := ShapeIPIP, uint8(ipProtoIPIP)
-		if first == ipProtoGRE {
-			s, proto = ShapeGRE, ipProtoGRE
-		}
-		c := &d.counters.Shape[s]
-		if d.open.Has(s) {
-			if fastTunnel(keys, frame, proto) {
-				c.Fast++
-				return true, FastPath(s)
-			}
-			c.Declined++
-		}
-		c.Slow++
-		return DissectFrame(keys, frame, d.flags), PathSlow
-	}
-	c := &d.counters.Shape[ShapeEthIP]
-	if d.open&(1<<ShapeEthIP) == 0 {
-		c.Slow++
-		return DissectFrame(keys, frame, d.flags), PathSlow
-	}
-	if p, ok := matchEthIPv4(frame); ok {
+	// Ethernet and IPv4: the eth_ip fast path's test (matchEthIPv4's, as
+	// separate compares) inline, then the IPv4 classes.
+	w := le.Uint32(frame[EthernetHdrLen+ipv4FragOff:])
+	p := uint8(w >> 24)
+	if (p == ipProtoTCP || p == ipProtoUDP) && len(frame) >= ethIPv4Len && frame[EthernetHdrLen]&0x0f == 5 && w&fragMask == 0 &&
+		d.open&(1<<ShapeEthIP) != 0 {
 		writeEthIPv4(keys, frame, p)
-		c.Fast++
+		d.counters.Shape[ShapeEthIP].Fast++
 		return true, FastPath(ShapeEthIP)
 	}
-	c.Declined++
-	c.Slow++
-	return DissectFrame(keys, frame, d.flags), PathSlow
+	switch p {
+	case ipProtoIPIP, ipProtoIPv6, ipProtoGRE:
+		s, proto := ShapeIPIP, uint8(ipProtoIPIP)
+		if p == ipProtoGRE {
+			s, proto = ShapeGRE, ipProtoGRE
+		}
+		if d.open.Has(s) {
+			if fastTunnel(keys, frame, proto) {
+				d.counters.Shape[s].Fast++
+				return true, FastPath(s)
+			}
+			d.counters.Shape[s].Declined++
+		}
+		return d.slow(s, keys, frame)
+	}
+	if d.open.Has(ShapeEthIP) {
+		d.counters.Shape[ShapeEthIP].Declined++
+	}
+	return d.slow(ShapeEthIP, keys, frame)
 }
 
 // dissectClass classifies a frame and runs its class's fast path or the slow
