@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/xdphash/xdphash/corpus"
@@ -91,6 +92,33 @@ func TestFastPathEquivalenceCorpus(t *testing.T) {
 	t.Logf("%d corpus frames, %d taken by a fast path", len(frames), accepted)
 	if accepted == 0 {
 		t.Fatal("no corpus frame reached a fast path")
+	}
+}
+
+// TestGRETEB checks which GRE frames carrying Ethernet (transparent Ethernet
+// bridging) the gre fast path takes: an untagged inner frame of IP, not a
+// tagged or non-IP one (the slow path stores the inner tag, or stops at ARP).
+func TestGRETEB(t *testing.T) {
+	want := map[string]bool{ // the corpus's families, unmutated
+		"gre-k-teb/ipv4/tcp/base":     true,
+		"gre-teb/ipv6/udp/base":       true,
+		"gre-teb/gre-k/ipv4/tcp/base": true,
+		"gre-teb/vlan/ipv4/tcp/base":  false,
+		"gre-teb/arp/base":            false,
+	}
+	for _, f := range corpus.Build() {
+		taken, ok := want[f.Name]
+		if !ok {
+			continue
+		}
+		delete(want, f.Name)
+		accepted := checkContract(t, f.Name, f.Data)
+		if got := slices.Contains(accepted, dissect.ShapeGRE); got != taken {
+			t.Errorf("%s: taken by the gre fast path %v, want %v", f.Name, got, taken)
+		}
+	}
+	for name := range want {
+		t.Errorf("the corpus has no frame %q", name)
 	}
 }
 

@@ -207,7 +207,8 @@ func fastMPLS(keys *FlowKeys, f []byte) bool {
 
 // fastTunnel is the ipip and gre shapes: Ethernet, then a chain of IPv4/IPv6
 // headers joined by IP-in-IP (4, 41) or GRE version 0 (with optional checksum, key
-// and sequence; no routing, TEB or other flags), ending in TCP or UDP. It
+// and sequence, carrying IP or, by transparent Ethernet bridging, an untagged
+// Ethernet frame of IP; no routing or other flags), ending in TCP or UDP. It
 // descends in a loop that counts re-dispatches like the slow path and declines at
 // MaxReDispatch, so the slow path decides what the bound does, at the same depth.
 // A shape must start with the tunnel it is named after (first == ipProtoIPIP for
@@ -297,6 +298,16 @@ func fastTunnel(keys *FlowKeys, f []byte, first uint8) bool {
 			}
 			if fv&greSeq != 0 {
 				n += 4
+			}
+			if proto == EtherTypeTEB {
+				// Transparent Ethernet bridging: the inner Ethernet header's
+				// type goes on in the same re-dispatch; a tagged inner frame
+				// (its VLAN key) is declined by the next round.
+				if off+n > len(f)-EthernetHdrLen {
+					return false
+				}
+				proto = binary.BigEndian.Uint16(f[off+n+12:])
+				n += EthernetHdrLen
 			}
 			off += n
 		default:
