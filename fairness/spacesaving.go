@@ -29,6 +29,7 @@ type SpaceSaving[K comparable] struct {
 	idxBits  uint
 	table    []int32 // counter index + 1, 0 for an empty slot
 	shift    uint    // 32 - log2(len(table))
+	min      uint64  // Min's answer, kept by update
 }
 
 type ssCounter[K comparable] struct {
@@ -103,6 +104,7 @@ func (s *SpaceSaving[K]) Add(key K, h uint32, bytes, packets uint64) {
 		s.bytes = append(s.bytes, bytes)
 		s.table[i] = int32(len(s.counters))
 		s.update(len(s.counters) - 1)
+		s.setMin() // the last free counter may just have gone
 		return
 	}
 	// Take over the smallest counter.
@@ -139,6 +141,15 @@ func (s *SpaceSaving[K]) update(c int) {
 		}
 		s.tree[i] = m
 	}
+	s.setMin() // the root changed
+}
+
+// setMin sets min from the tournament's root: 0 while a counter is free.
+func (s *SpaceSaving[K]) setMin() {
+	s.min = 0
+	if len(s.bytes) == cap(s.bytes) {
+		s.min = s.bytes[s.tree[1]&(1<<s.idxBits-1)]
+	}
 }
 
 // Min is the smallest count, the most any key without a counter can weigh;
@@ -148,12 +159,7 @@ func (s *SpaceSaving[K]) update(c int) {
 // own, and when it is added later it inherits a Min no smaller than the
 // weight skipped, so no counter ever underestimates and every key above
 // total/k still holds one.
-func (s *SpaceSaving[K]) Min() uint64 {
-	if len(s.bytes) < cap(s.bytes) {
-		return 0
-	}
-	return s.bytes[s.tree[1]&(1<<s.idxBits-1)]
-}
+func (s *SpaceSaving[K]) Min() uint64 { return s.min }
 
 // remove takes counter c, whose key hashes to h, out of the table, and
 // shifts the slots after it back so that no probe sequence has a hole
