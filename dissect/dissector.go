@@ -193,15 +193,18 @@ func (d *Dissector) Counters() Counters { return d.counters }
 // else goes through dissectClass. No frame is offered to a fast path twice.
 func (d *Dissector) DissectFrame(keys *FlowKeys, frame []byte) (bool, Path) {
 	le := binary.LittleEndian
-	if d.auto != nil || len(frame) < EthernetHdrLen+ipv4MinHdrLen || le.Uint16(frame[12:]) != 0x0008 { // 08 00
+	if d.auto != nil || len(frame) < ethIPv4Len {
 		return d.dissectClass(keys, frame)
 	}
-	// Ethernet and IPv4: the eth_ip fast path's test (matchEthIPv4's, as
-	// separate compares) inline, then the IPv4 classes.
+	// Ethernet and IPv4 with room for the ports: the eth_ip fast path's test
+	// (matchEthIPv4's) inline on two words, then the IPv4 classes.
+	h := le.Uint64(frame[12:]) // ethertype, version and IHL, ...
+	if uint16(h) != 0x0008 {   // 08 00
+		return d.dissectClass(keys, frame)
+	}
 	w := le.Uint32(frame[EthernetHdrLen+ipv4FragOff:])
 	p := uint8(w >> 24)
-	if (p == ipProtoTCP || p == ipProtoUDP) && len(frame) >= ethIPv4Len && frame[EthernetHdrLen]&0x0f == 5 && w&fragMask == 0 &&
-		d.open&(1<<ShapeEthIP) != 0 {
+	if (p == ipProtoTCP || p == ipProtoUDP) && h>>16&0x0f == 5 && w&fragMask == 0 && d.open&(1<<ShapeEthIP) != 0 {
 		writeEthIPv4(keys, frame, p)
 		d.counters.Shape[ShapeEthIP].Fast++
 		return true, FastPath(ShapeEthIP)
@@ -296,7 +299,46 @@ func (d *Dissector) dissectClass(keys *FlowKeys, frame []byte) (bool, Path) {
 		return true, FastPath(s)
 	}
 	d.counters.Shape[s].Declined++
-	return d.slow(s, keys, frame)
+	return d.slowAfterDecline(s, keys, frame)
+}
+
+// slowAfterDecline runs the slow path on a frame of class s that s's fast
+// path declined. The tagged shapes' outer headers, which the class and the
+// fast path have read, are not read again: the state machine resumes past
+// them in the state it would have reached (the tags' re-dispatches, the
+// VLAN key), so a decline costs about what the fast path's tests cost.
+func (d *Dissector) slowAfterDecline(s Shape, keys *FlowKeys, frame []byte) (bool, Path) {
+	d.counters.Shape[s].Slow++
+	switch s {
+	case ShapeVLAN, ShapeQinQ: // the class has read the outer tag's TPID, and the second one's for qinq
+		tags := 1
+		if s == ShapeQinQ {
+			tags = 2
+		}
+		if off := EthernetHdrLen + tags*vlanHdrLen; len(frame) >= off {
+			*keys = FlowKeys{}
+			putVLAN(keys, frame[12:18]) // only the first tag is stored
+			return resume(keys, frame, d.flags, walkState{
+				proto: binary.BigEndian.Uint16(frame[off-2:]), nhoff: off, numHdrs: tags, vlanLevel: 1,
+			}), PathSlow
+		}
+	case ShapePPPoE:
+		const off = EthernetHdrLen + pppoeSesHdrLen
+		if len(frame) >= off && pppoeSession(frame[EthernetHdrLen:off]).Valid() {
+			var proto uint16
+			switch pppoeSession(frame[EthernetHdrLen:off]).Protocol() {
+			case pppProtoIPv4:
+				proto = EtherTypeIPv4
+			case pppProtoIPv6:
+				proto = EtherTypeIPv6
+			}
+			if proto != 0 {
+				*keys = FlowKeys{}
+				return resume(keys, frame, d.flags, walkState{proto: proto, nhoff: off, numHdrs: 1}), PathSlow
+			}
+		}
+	}
+	return DissectFrame(keys, frame, d.flags), PathSlow
 }
 
 // slow runs the slow path for a frame of class s.
