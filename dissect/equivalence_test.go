@@ -260,23 +260,23 @@ func TestAutoGates(t *testing.T) {
 
 // TestAutoDefaultCosts checks the decisions the measured costs lead to: eth_ip
 // opens where its shape is common and closes where it is rare; MPLS, whose fast
-// path saves nothing, never opens.
+// path saves next to nothing, never opens.
 func TestAutoDefaultCosts(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	cfg := dissect.AutoConfig{Window: 2000, MinDwell: 1, MinSample: 32}
 	for _, tc := range []struct {
-		s     dissect.Shape
-		share float64
-		open  bool
+		s           dissect.Shape
+		share       float64
+		start, open bool // the gate's state before and after
 	}{
-		{dissect.ShapeEthIP, 0.9, true},
-		{dissect.ShapeEthIP, 0.001, false},
-		{dissect.ShapeMPLS, 0.9, false},
-		{dissect.ShapeGRE, 0.95, true},
-		{dissect.ShapeGRE, 0.05, false},
+		{dissect.ShapeEthIP, 0.9, false, true},
+		{dissect.ShapeEthIP, 0.001, true, false},
+		{dissect.ShapeMPLS, 0.9, false, false}, // its break-even share is above 0.9
+		{dissect.ShapeGRE, 0.95, false, true},
+		{dissect.ShapeGRE, 0.05, true, false},
 	} {
 		d := dissect.NewDissector(dissect.DefaultFlags, dissect.AllGates.Without(tc.s))
-		if !tc.open {
+		if tc.start {
 			d.SetGates(dissect.AllGates)
 		}
 		d.EnableAuto(cfg)
