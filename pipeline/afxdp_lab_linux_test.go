@@ -203,7 +203,7 @@ type received struct {
 
 // collect receives on every queue of src, copying each frame, until want
 // frames arrived or timeout passed; it closes src and returns what came.
-func collect(tb testing.TB, src *AFXDP, want int, timeout time.Duration, start func()) []received {
+func collect(tb testing.TB, src *AFXDP, want int, timeout time.Duration, start func(got func() int)) []received {
 	tb.Helper()
 	type result struct {
 		frames []received
@@ -234,7 +234,7 @@ func collect(tb testing.TB, src *AFXDP, want int, timeout time.Duration, start f
 			results <- r
 		}()
 	}
-	start()
+	start(func() int { n := <-total; total <- n; return n })
 	select {
 	case <-done:
 	case <-time.After(timeout):

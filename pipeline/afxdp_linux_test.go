@@ -51,12 +51,19 @@ func TestAFXDPReceive(t *testing.T) {
 			}
 			frames := taggedFrames(10)
 			sender := newPeerSender(t, lab)
-			got := collect(t, src, len(frames), 10*time.Second, func() {
+			got := collect(t, src, len(frames), 10*time.Second, func(received func() int) {
 				if cfg.Frames == 64 {
-					// Rings of 32 entries: send no faster than they drain.
+					// Rings of 32 entries: send no faster than they drain,
+					// 16 frames at a time, each 16 once the receivers have
+					// the ones before (a fixed pause between them let a
+					// ring overflow when the race detector and other tests
+					// slowed the receivers).
 					for i := 0; i < len(frames); i += 16 {
-						sender.sendAll(t, frames[i:min(i+16, len(frames))])
-						time.Sleep(200 * time.Microsecond)
+						end := min(i+16, len(frames))
+						sender.sendAll(t, frames[i:end])
+						for deadline := time.Now().Add(100 * time.Millisecond); received() < end && time.Now().Before(deadline); {
+							time.Sleep(20 * time.Microsecond)
+						}
 					}
 					return
 				}
