@@ -323,19 +323,10 @@ func (d *Dissector) slowAfterDecline(s Shape, keys *FlowKeys, frame []byte) (boo
 			}), PathSlow
 		}
 	case ShapePPPoE:
-		const off = EthernetHdrLen + pppoeSesHdrLen
-		if len(frame) >= off && pppoeSession(frame[EthernetHdrLen:off]).Valid() {
-			var proto uint16
-			switch pppoeSession(frame[EthernetHdrLen:off]).Protocol() {
-			case pppProtoIPv4:
-				proto = EtherTypeIPv4
-			case pppProtoIPv6:
-				proto = EtherTypeIPv6
-			}
-			if proto != 0 {
-				*keys = FlowKeys{}
-				return resume(keys, frame, d.flags, walkState{proto: proto, nhoff: off, numHdrs: 1}), PathSlow
-			}
+		// The slow path's own PPPoE step; a re-dispatch is its next round.
+		if proto, nhoff, v := dissectPPPoE(frame, EtherTypePPPoES, EthernetHdrLen); v == verdictProtoAgain {
+			*keys = FlowKeys{}
+			return resume(keys, frame, d.flags, walkState{proto: proto, nhoff: nhoff, numHdrs: 1}), PathSlow
 		}
 	}
 	return DissectFrame(keys, frame, d.flags), PathSlow
