@@ -45,6 +45,9 @@ type Report struct {
 	Rounds   int          `json:"rounds"`
 	Rows     []Row        `json:"rows"`
 	Declines []DeclineRow `json:"declines"`
+	// Whole names the shapes whose fast path covers their whole class, so
+	// that no frame of it is declined: they have no decline row.
+	Whole []string `json:"declines_none,omitempty"`
 }
 
 // Options tune a run.
@@ -170,13 +173,19 @@ func Dissect(opt Options) Report {
 	}
 	addCase("mix", "all", Mix())
 
+	var rep Report
 	type declineCells struct {
 		shape          dissect.Shape
 		closed, opened *measurement
 	}
 	var declines []declineCells
 	for s := range dissect.NumShapes {
-		other := [][]byte{dissect.NearMissFrame(s)}
+		miss, ok := dissect.NearMissFrame(s)
+		if !ok {
+			rep.Whole = append(rep.Whole, s.String())
+			continue
+		}
+		other := [][]byte{miss}
 		closed := dissect.NewDissector(dissect.DefaultFlags, dissect.NoGates)
 		opened := dissect.NewDissector(dissect.DefaultFlags, dissect.NoGates.With(s))
 		declines = append(declines, declineCells{
@@ -192,7 +201,7 @@ func Dissect(opt Options) Report {
 		}
 	}
 
-	rep := Report{Rounds: opt.Rounds}
+	rep.Rounds = opt.Rounds
 	for _, cc := range cases {
 		r := Row{Case: cc.name, Path: cc.path, Ns: map[Contender]float64{}, Allocs: map[Contender]float64{}}
 		for c, m := range cc.by {

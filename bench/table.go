@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 )
 
@@ -25,5 +26,12 @@ func WriteTable(w io.Writer, rep Report) error {
 	for _, d := range rep.Declines {
 		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t\n", d.Shape, d.ClosedNs, d.OpenNs, d.Cost())
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(rep.Whole) > 0 {
+		_, err := fmt.Fprintf(w, "(no decline: %s, whose fast path covers its whole class)\n", strings.Join(rep.Whole, ", "))
+		return err
+	}
+	return nil
 }

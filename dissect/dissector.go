@@ -152,6 +152,10 @@ type Dissector struct {
 	open     Gates // the gates in effect: gates, or none when not eligible
 	counters Counters
 	auto     *Auto // nil unless the gates are chosen from the traffic
+	// resumeAt is where the slow path goes on after the last decline: a fast
+	// path that declines past its outer headers leaves their state here
+	// (nhoff 0: start over), so that the slow path does not read them again.
+	resumeAt walkState
 }
 
 // NewDissector returns a dissector with the given flags and gates.
@@ -216,11 +220,13 @@ func (d *Dissector) DissectFrame(keys *FlowKeys, frame []byte) (bool, Path) {
 			s, proto = ShapeGRE, ipProtoGRE
 		}
 		if d.open.Has(s) {
-			if fastTunnel(keys, frame, proto) {
+			d.resumeAt.nhoff = 0
+			if fastTunnel(keys, frame, proto, &d.resumeAt) {
 				d.counters.Shape[s].Fast++
 				return true, FastPath(s)
 			}
 			d.counters.Shape[s].Declined++
+			return d.slowAfterDecline(s, keys, frame)
 		}
 		return d.slow(s, keys, frame)
 	}
@@ -274,25 +280,28 @@ func (d *Dissector) dissectClass(keys *FlowKeys, frame []byte) (bool, Path) {
 		return d.slow(s, keys, frame)
 	}
 	var hit bool
+	d.resumeAt.nhoff = 0
 	switch s {
 	case ShapeEthIP:
 		if frame[13] == 0x00 { // 0x0800; the other eth_ip ethertype is 0x86dd
 			hit = fastEthIPv4(keys, frame)
 		} else {
-			hit = fastIPv6L4(keys, frame, EthernetHdrLen, 0)
+			if hit = fastIPv6L4(keys, frame, EthernetHdrLen, 0, &d.resumeAt); !hit {
+				d.resumeAt.outer(EtherTypeIPv6, 0, 0)
+			}
 		}
 	case ShapeVLAN:
-		hit = fastVLAN(keys, frame)
+		hit = fastVLAN(keys, frame, &d.resumeAt)
 	case ShapeQinQ:
-		hit = fastQinQ(keys, frame)
+		hit = fastQinQ(keys, frame, &d.resumeAt)
 	case ShapePPPoE:
-		hit = fastPPPoE(keys, frame)
+		hit = fastPPPoE(keys, frame, &d.resumeAt)
 	case ShapeMPLS:
 		hit = fastMPLS(keys, frame)
 	case ShapeIPIP:
-		hit = fastTunnel(keys, frame, ipProtoIPIP)
+		hit = fastTunnel(keys, frame, ipProtoIPIP, &d.resumeAt)
 	case ShapeGRE:
-		hit = fastTunnel(keys, frame, ipProtoGRE)
+		hit = fastTunnel(keys, frame, ipProtoGRE, &d.resumeAt)
 	}
 	if hit {
 		d.counters.Shape[s].Fast++
@@ -303,33 +312,17 @@ func (d *Dissector) dissectClass(keys *FlowKeys, frame []byte) (bool, Path) {
 }
 
 // slowAfterDecline runs the slow path on a frame of class s that s's fast
-// path declined. The tagged shapes' outer headers, which the class and the
-// fast path have read, are not read again: the state machine resumes past
-// them in the state it would have reached (the tags' re-dispatches, the
-// VLAN key), so a decline costs about what the fast path's tests cost.
+// path declined: from where the fast path stopped (d.resumeAt), in the state
+// the slow path would have reached there (re-dispatches, VLAN key, the keys
+// the headers before wrote), or from the start when it stopped before its
+// outer headers. The headers the fast path has read are not read again, so a
+// decline costs about what its tests cost.
 func (d *Dissector) slowAfterDecline(s Shape, keys *FlowKeys, frame []byte) (bool, Path) {
 	d.counters.Shape[s].Slow++
-	switch s {
-	case ShapeVLAN, ShapeQinQ: // the class has read the outer tag's TPID, and the second one's for qinq
-		tags := 1
-		if s == ShapeQinQ {
-			tags = 2
-		}
-		if off := EthernetHdrLen + tags*vlanHdrLen; len(frame) >= off {
-			*keys = FlowKeys{}
-			putVLAN(keys, frame[12:18]) // only the first tag is stored
-			return resume(keys, frame, d.flags, walkState{
-				proto: binary.BigEndian.Uint16(frame[off-2:]), nhoff: off, numHdrs: tags, vlanLevel: 1,
-			}), PathSlow
-		}
-	case ShapePPPoE:
-		// The slow path's own PPPoE step; a re-dispatch is its next round.
-		if proto, nhoff, v := dissectPPPoE(frame, EtherTypePPPoES, EthernetHdrLen); v == verdictProtoAgain {
-			*keys = FlowKeys{}
-			return resume(keys, frame, d.flags, walkState{proto: proto, nhoff: nhoff, numHdrs: 1}), PathSlow
-		}
+	if d.resumeAt.nhoff == 0 {
+		return DissectFrame(keys, frame, d.flags), PathSlow
 	}
-	return DissectFrame(keys, frame, d.flags), PathSlow
+	return resume(keys, frame, d.flags, &d.resumeAt), PathSlow
 }
 
 // slow runs the slow path for a frame of class s.
@@ -340,21 +333,22 @@ func (d *Dissector) slow(s Shape, keys *FlowKeys, frame []byte) (bool, Path) {
 
 // runFast runs s's fast path.
 func runFast(s Shape, keys *FlowKeys, frame []byte) bool {
+	var resumeAt walkState
 	switch s {
 	case ShapeEthIP:
 		return fastEthIPv4(keys, frame) || fastEthIPv6(keys, frame)
 	case ShapeVLAN:
-		return fastVLAN(keys, frame)
+		return fastVLAN(keys, frame, &resumeAt)
 	case ShapeQinQ:
-		return fastQinQ(keys, frame)
+		return fastQinQ(keys, frame, &resumeAt)
 	case ShapePPPoE:
-		return fastPPPoE(keys, frame)
+		return fastPPPoE(keys, frame, &resumeAt)
 	case ShapeMPLS:
 		return fastMPLS(keys, frame)
 	case ShapeIPIP:
-		return fastTunnel(keys, frame, ipProtoIPIP)
+		return fastTunnel(keys, frame, ipProtoIPIP, &resumeAt)
 	case ShapeGRE:
-		return fastTunnel(keys, frame, ipProtoGRE)
+		return fastTunnel(keys, frame, ipProtoGRE, &resumeAt)
 	}
 	return false
 }

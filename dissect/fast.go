@@ -27,32 +27,60 @@ func putControl(keys *FlowKeys, thoff int, addrType AddrType, ctl ControlFlags) 
 
 // fastIPv4L4 writes the keys of an IPv4 header without options or fragmentation at
 // off, followed by at least the 4 port bytes of TCP or UDP. It is the tail every
-// non-tunnel shape shares. It zeroes the keys only once the shape is known to
-// match, so a decline costs only the checks; a caller writes its outer keys (a
-// VLAN tag) after it returns true.
-func fastIPv4L4(keys *FlowKeys, f []byte, off int, ctl ControlFlags) bool {
-	if off > len(f)-(ipv4MinHdrLen+portsLen) {
-		return false
+// non-tunnel shape shares. A caller writes its outer keys (a VLAN tag) after
+// it returns.
+//
+// On a decline it records in *resumeAt where the slow path goes on, but for
+// the outer headers' part of the state (see walkState.outer), and leaves the
+// keys as the slow path has them there: a header declined only for its
+// options, or for what follows it, is handed over past itself (the keys
+// zeroed and holding what the slow path's IPv4 step writes; the slow path goes
+// on at its L4 dispatch), so that it is not read twice; any other is left to
+// the slow path's own IPv4 step, with the keys zeroed.
+func fastIPv4L4(keys *FlowKeys, f []byte, off int, ctl ControlFlags, resumeAt *walkState) bool {
+	if off <= len(f)-(ipv4MinHdrLen+portsLen) {
+		b := f[off : off+ipv4MinHdrLen+portsLen]
+		p := b[ipv4Protocol]
+		if b[ipv4VerIHL]&0x0f == 5 && binary.BigEndian.Uint16(b[ipv4FragOff:])&(ipv4MoreFrags|ipv4OffsetMsk) == 0 &&
+			(p == ipProtoTCP || p == ipProtoUDP) {
+			*keys = FlowKeys{}
+			putControl(keys, off+ipv4MinHdrLen, AddrIPv4, ctl)
+			binary.LittleEndian.PutUint32(keys[OffNProto:], basicWord(EtherTypeIPv4, p))
+			copy(keys[OffPorts:OffPorts+4], b[20:24])
+			copy(keys[OffIPv4Src:OffIPv4Src+8], b[ipv4SrcAddr:ipv4SrcAddr+8])
+			return true
+		}
 	}
-	b := f[off : off+ipv4MinHdrLen+portsLen]
-	p := b[ipv4Protocol]
-	if b[ipv4VerIHL]&0x0f != 5 || binary.BigEndian.Uint16(b[ipv4FragOff:])&(ipv4MoreFrags|ipv4OffsetMsk) != 0 ||
-		(p != ipProtoTCP && p != ipProtoUDP) {
-		return false
-	}
+	resumeAt.handOverIPv4(keys, f, off)
+	return false
+}
+
+// handOverIPv4 is fastIPv4L4's decline of the IPv4 header at off.
+func (st *walkState) handOverIPv4(keys *FlowKeys, f []byte, off int) {
 	*keys = FlowKeys{}
-	putControl(keys, off+ipv4MinHdrLen, AddrIPv4, ctl)
-	binary.LittleEndian.PutUint32(keys[OffNProto:], basicWord(EtherTypeIPv4, p))
-	copy(keys[OffPorts:OffPorts+4], b[20:24])
+	st.nhoff, st.ipProto, st.atIPProto = off, 0, false
+	if off > len(f)-ipv4MinHdrLen {
+		return
+	}
+	b := f[off : off+ipv4MinHdrLen]
+	ihl := int(b[ipv4VerIHL] & 0x0f)
+	if ihl < 5 || binary.BigEndian.Uint16(b[ipv4FragOff:])&(ipv4MoreFrags|ipv4OffsetMsk) != 0 {
+		return // a fragment, or a bad IHL: the slow path's IPv4 step decides
+	}
 	copy(keys[OffIPv4Src:OffIPv4Src+8], b[ipv4SrcAddr:ipv4SrcAddr+8])
-	return true
+	binary.LittleEndian.PutUint16(keys[OffAddrType:], uint16(AddrIPv4))
+	st.nhoff, st.ipProto, st.atIPProto = off+ihl*4, b[ipv4Protocol], true
 }
 
 // fastIPv6L4 writes the keys of an IPv6 header at off followed by TCP or UDP, or,
 // for a non-zero flow label, the keys of the label stop (the default flags stop
-// there, whatever follows). Like fastIPv4L4 it zeroes the keys once it matches.
-func fastIPv6L4(keys *FlowKeys, f []byte, off int, ctl ControlFlags) bool {
+// there, whatever follows). A decline is recorded like fastIPv4L4's: a
+// header followed by anything else (an extension header, a truncated TCP) is
+// handed over to the slow path's L4 dispatch.
+func fastIPv6L4(keys *FlowKeys, f []byte, off int, ctl ControlFlags, resumeAt *walkState) bool {
+	*keys = FlowKeys{}
 	if off > len(f)-ipv6HdrLen {
+		resumeAt.nhoff, resumeAt.ipProto, resumeAt.atIPProto = off, 0, false
 		return false
 	}
 	b := f[off : off+ipv6HdrLen]
@@ -60,11 +88,11 @@ func fastIPv6L4(keys *FlowKeys, f []byte, off int, ctl ControlFlags) bool {
 	label := binary.BigEndian.Uint32(b) & ipv6LabelMask
 	if label == 0 {
 		if off > len(f)-(ipv6HdrLen+portsLen) || (next != ipProtoTCP && next != ipProtoUDP) {
+			copy(keys[OffIPv6Src:OffIPv6Src+32], b[ipv6SrcAddr:ipv6SrcAddr+32])
+			binary.LittleEndian.PutUint16(keys[OffAddrType:], uint16(AddrIPv6))
+			resumeAt.nhoff, resumeAt.ipProto, resumeAt.atIPProto = off+ipv6HdrLen, next, true
 			return false
 		}
-	}
-	*keys = FlowKeys{}
-	if label == 0 {
 		copy(keys[OffPorts:OffPorts+4], f[off+ipv6HdrLen:off+ipv6HdrLen+portsLen])
 	}
 	putControl(keys, off+ipv6HdrLen, AddrIPv6, ctl)
@@ -72,6 +100,13 @@ func fastIPv6L4(keys *FlowKeys, f []byte, off int, ctl ControlFlags) bool {
 	binary.LittleEndian.PutUint32(keys[OffFlowLabel:], label)
 	copy(keys[OffIPv6Src:OffIPv6Src+32], b[ipv6SrcAddr:ipv6SrcAddr+32])
 	return true
+}
+
+// outer completes a resume point fastIPv4L4 or fastIPv6L4 recorded: the IP
+// header's ethertype, and the re-dispatches and tags of the outer headers
+// before it.
+func (st *walkState) outer(proto uint16, numHdrs int, vlanLevel uint8) {
+	st.proto, st.ctl, st.numHdrs, st.vlanLevel = proto, 0, numHdrs, vlanLevel
 }
 
 // fastEthIPv4 is the eth_ip shape with IPv4: Ethernet, IPv4 without options or
@@ -120,7 +155,10 @@ func writeEthIPv4(keys *FlowKeys, f []byte, p uint8) {
 
 // fastEthIPv6 is the eth_ip shape with IPv6: TCP or UDP, or a flow-label stop.
 func fastEthIPv6(keys *FlowKeys, f []byte) bool {
-	return binary.BigEndian.Uint16(f[12:]) == EtherTypeIPv6 && fastIPv6L4(keys, f, EthernetHdrLen, 0)
+	if binary.BigEndian.Uint16(f[12:]) != EtherTypeIPv6 {
+		return false
+	}
+	return fastIPv6L4(keys, f, EthernetHdrLen, 0, new(walkState))
 }
 
 // putVLAN writes the VLAN key of a tag (TPID at tag[0:2], TCI, inner type).
@@ -134,46 +172,61 @@ func putVLAN(keys *FlowKeys, tag []byte) {
 func isVLANType(t uint16) bool { return t == EtherTypeVLAN || t == EtherTypeQinQ }
 
 // fastVLAN is the vlan shape: one 802.1Q or 802.1AD tag, then IP and TCP/UDP.
-func fastVLAN(keys *FlowKeys, f []byte) bool {
-	if len(f) < EthernetHdrLen+vlanHdrLen || !isVLANType(binary.BigEndian.Uint16(f[12:])) {
+// A frame declined past the tag leaves in *resumeAt where the slow path goes
+// on, with the VLAN key written (see fastIPv4L4).
+func fastVLAN(keys *FlowKeys, f []byte, resumeAt *walkState) bool {
+	const off = EthernetHdrLen + vlanHdrLen
+	if len(f) < off || !isVLANType(binary.BigEndian.Uint16(f[12:])) {
 		return false
 	}
+	proto := binary.BigEndian.Uint16(f[16:])
 	var ok bool
-	switch binary.BigEndian.Uint16(f[16:]) {
+	switch proto {
 	case EtherTypeIPv4:
-		ok = fastIPv4L4(keys, f, EthernetHdrLen+vlanHdrLen, 0)
+		ok = fastIPv4L4(keys, f, off, 0, resumeAt)
 	case EtherTypeIPv6:
-		ok = fastIPv6L4(keys, f, EthernetHdrLen+vlanHdrLen, 0)
+		ok = fastIPv6L4(keys, f, off, 0, resumeAt)
+	default:
+		*keys = FlowKeys{}
+		resumeAt.nhoff, resumeAt.ipProto, resumeAt.atIPProto = off, 0, false
 	}
-	if ok {
-		putVLAN(keys, f[12:18])
+	if !ok {
+		resumeAt.outer(proto, 1, 1)
 	}
+	putVLAN(keys, f[12:18])
 	return ok
 }
 
 // fastQinQ is the qinq shape: two tags (only the outer one is stored), then IP and
-// TCP/UDP.
-func fastQinQ(keys *FlowKeys, f []byte) bool {
-	if len(f) < EthernetHdrLen+2*vlanHdrLen || !isVLANType(binary.BigEndian.Uint16(f[12:])) ||
+// TCP/UDP. Its declines are recorded like fastVLAN's.
+func fastQinQ(keys *FlowKeys, f []byte, resumeAt *walkState) bool {
+	const off = EthernetHdrLen + 2*vlanHdrLen
+	if len(f) < off || !isVLANType(binary.BigEndian.Uint16(f[12:])) ||
 		!isVLANType(binary.BigEndian.Uint16(f[16:])) {
 		return false
 	}
+	proto := binary.BigEndian.Uint16(f[20:])
 	var ok bool
-	switch binary.BigEndian.Uint16(f[20:]) {
+	switch proto {
 	case EtherTypeIPv4:
-		ok = fastIPv4L4(keys, f, EthernetHdrLen+2*vlanHdrLen, 0)
+		ok = fastIPv4L4(keys, f, off, 0, resumeAt)
 	case EtherTypeIPv6:
-		ok = fastIPv6L4(keys, f, EthernetHdrLen+2*vlanHdrLen, 0)
+		ok = fastIPv6L4(keys, f, off, 0, resumeAt)
+	default:
+		*keys = FlowKeys{}
+		resumeAt.nhoff, resumeAt.ipProto, resumeAt.atIPProto = off, 0, false
 	}
-	if ok {
-		putVLAN(keys, f[12:18])
+	if !ok {
+		resumeAt.outer(proto, 2, 1)
 	}
+	putVLAN(keys, f[12:18])
 	return ok
 }
 
 // fastPPPoE is the pppoe shape: a valid PPPoE session header carrying IPv4 or
-// IPv6, then TCP/UDP.
-func fastPPPoE(keys *FlowKeys, f []byte) bool {
+// IPv6, then TCP/UDP. A frame declined past the PPPoE header leaves in
+// *resumeAt where the slow path goes on (see fastIPv4L4).
+func fastPPPoE(keys *FlowKeys, f []byte, resumeAt *walkState) bool {
 	const off = EthernetHdrLen + pppoeSesHdrLen
 	if len(f) < off || binary.BigEndian.Uint16(f[12:]) != EtherTypePPPoES {
 		return false
@@ -184,23 +237,30 @@ func fastPPPoE(keys *FlowKeys, f []byte) bool {
 	}
 	switch h.Protocol() {
 	case pppProtoIPv4:
-		return fastIPv4L4(keys, f, off, 0)
+		if fastIPv4L4(keys, f, off, 0, resumeAt) {
+			return true
+		}
+		resumeAt.outer(EtherTypeIPv4, 1, 0)
 	case pppProtoIPv6:
-		return fastIPv6L4(keys, f, off, 0)
+		if fastIPv6L4(keys, f, off, 0, resumeAt) {
+			return true
+		}
+		resumeAt.outer(EtherTypeIPv6, 1, 0)
 	}
 	return false
 }
 
 // fastMPLS is the mpls shape: flow_keys_dissector uses no MPLS key, so the slow
-// path steps over one label and stops, whatever follows.
+// path steps over one label and stops, whatever follows, without reading it:
+// even a frame cut inside the label is a success, with thoff at the frame's
+// end. It covers its whole class and never declines.
 func fastMPLS(keys *FlowKeys, f []byte) bool {
-	const thoff = EthernetHdrLen + mplsLabelLen
 	t := binary.BigEndian.Uint16(f[12:])
-	if (t != EtherTypeMPLSUC && t != EtherTypeMPLSMC) || len(f) < thoff {
+	if t != EtherTypeMPLSUC && t != EtherTypeMPLSMC {
 		return false
 	}
 	*keys = FlowKeys{}
-	putControl(keys, thoff, AddrNone, 0)
+	putControl(keys, min(EthernetHdrLen+mplsLabelLen, len(f)), AddrNone, 0)
 	binary.LittleEndian.PutUint32(keys[OffNProto:], basicWord(t, 0))
 	return true
 }
@@ -213,7 +273,15 @@ func fastMPLS(keys *FlowKeys, f []byte) bool {
 // MaxReDispatch, so the slow path decides what the bound does, at the same depth.
 // A shape must start with the tunnel it is named after (first == ipProtoIPIP for
 // both 4 and 41, or ipProtoGRE).
-func fastTunnel(keys *FlowKeys, f []byte, first uint8) bool {
+//
+// A decline inside the chain (an inner header with options, a fragment, a
+// flow label, another protocol, the bound) leaves in *resumeAt the slow
+// path's state where the loop stopped: the rounds before it wrote the keys
+// the slow path's would have (addresses, address type, GRE key id; the ports
+// stay zero, the last fields are written at the end), so the slow path goes
+// on from there instead of reading the outer headers again. resumeAt is left
+// alone (nhoff 0) when the frame is declined before the keys are touched.
+func fastTunnel(keys *FlowKeys, f []byte, first uint8, resumeAt *walkState) bool {
 	proto := binary.BigEndian.Uint16(f[12:])
 	// Decline other shapes before touching the keys: the outer IP protocol.
 	switch {
@@ -230,16 +298,20 @@ func fastTunnel(keys *FlowKeys, f []byte, first uint8) bool {
 	}
 	off := EthernetHdrLen
 	var ctl ControlFlags
+	var ipProto uint8 // the last IP protocol read, as the slow path keeps it
 	*keys = FlowKeys{}
 	for depth := 0; ; depth++ {
-		var ipProto uint8
+		// A decline in this switch: the slow path goes on at the top of
+		// this round, on proto at off.
 		switch proto {
 		case EtherTypeIPv4:
 			if off > len(f)-ipv4MinHdrLen {
+				resumeAt.set(proto, off, ipProto, ctl, depth, 0, false)
 				return false
 			}
 			b := f[off : off+ipv4MinHdrLen]
 			if b[ipv4VerIHL]&0x0f != 5 || binary.BigEndian.Uint16(b[ipv4FragOff:])&(ipv4MoreFrags|ipv4OffsetMsk) != 0 {
+				resumeAt.set(proto, off, ipProto, ctl, depth, 0, false)
 				return false
 			}
 			ipProto = b[ipv4Protocol]
@@ -248,10 +320,12 @@ func fastTunnel(keys *FlowKeys, f []byte, first uint8) bool {
 			off += ipv4MinHdrLen
 		case EtherTypeIPv6:
 			if off > len(f)-ipv6HdrLen {
+				resumeAt.set(proto, off, ipProto, ctl, depth, 0, false)
 				return false
 			}
 			b := f[off : off+ipv6HdrLen]
 			if binary.BigEndian.Uint32(b)&ipv6LabelMask != 0 {
+				resumeAt.set(proto, off, ipProto, ctl, depth, 0, false)
 				return false
 			}
 			ipProto = b[ipv6NextHeader]
@@ -259,11 +333,15 @@ func fastTunnel(keys *FlowKeys, f []byte, first uint8) bool {
 			binary.LittleEndian.PutUint16(keys[OffAddrType:], uint16(AddrIPv6))
 			off += ipv6HdrLen
 		default:
+			resumeAt.set(proto, off, ipProto, ctl, depth, 0, false)
 			return false
 		}
+		// A decline from here on: the slow path goes on at this round's L4
+		// dispatch, on ipProto past the IP header (of type proto) just read.
 		switch ipProto {
 		case ipProtoTCP, ipProtoUDP:
 			if off > len(f)-portsLen {
+				resumeAt.set(proto, off, ipProto, ctl, depth, 0, true)
 				return false
 			}
 			copy(keys[OffPorts:OffPorts+4], f[off:off+portsLen])
@@ -277,20 +355,23 @@ func fastTunnel(keys *FlowKeys, f []byte, first uint8) bool {
 			proto = EtherTypeIPv6
 		case ipProtoGRE:
 			if off > len(f)-greBaseHdrLen {
+				resumeAt.set(proto, off, ipProto, ctl, depth, 0, true)
 				return false
 			}
 			h := greHeader(f[off : off+greBaseHdrLen])
 			fv := h.FlagsVersion()
 			if fv&^(greChecksum|greKey|greSeq) != 0 {
+				resumeAt.set(proto, off, ipProto, ctl, depth, 0, true)
 				return false // routing, version 1+, ack, recursion or reserved bits
 			}
-			proto = h.Protocol()
+			inner := h.Protocol()
 			n := greBaseHdrLen
 			if fv&greChecksum != 0 {
 				n += 4
 			}
 			if fv&greKey != 0 {
 				if off+n > len(f)-4 {
+					resumeAt.set(proto, off, ipProto, ctl, depth, 0, true)
 					return false
 				}
 				copy(keys[OffKeyID:OffKeyID+4], f[off+n:off+n+4])
@@ -299,23 +380,36 @@ func fastTunnel(keys *FlowKeys, f []byte, first uint8) bool {
 			if fv&greSeq != 0 {
 				n += 4
 			}
-			if proto == EtherTypeTEB {
+			if inner == EtherTypeTEB {
 				// Transparent Ethernet bridging: the inner Ethernet header's
 				// type goes on in the same re-dispatch; a tagged inner frame
 				// (its VLAN key) is declined by the next round.
 				if off+n > len(f)-EthernetHdrLen {
+					resumeAt.set(proto, off, ipProto, ctl, depth, 0, true)
 					return false
 				}
-				proto = binary.BigEndian.Uint16(f[off+n+12:])
+				inner = binary.BigEndian.Uint16(f[off+n+12:])
 				n += EthernetHdrLen
 			}
+			proto = inner
 			off += n
 		default:
+			resumeAt.set(proto, off, ipProto, ctl, depth, 0, true)
 			return false
 		}
 		ctl |= FlagEncapsulation
 		if depth+1 >= MaxReDispatch {
+			resumeAt.set(proto, off, ipProto, ctl, depth+1, 0, false)
 			return false
 		}
 	}
+}
+
+// set records a resume point field by field: built whole and copied, the
+// struct would be read back in wider words than it was written, which
+// stalls the store forwarding (a decline took 15 ns more).
+// Every field is set: a Dissector keeps one walkState for all its frames.
+func (st *walkState) set(proto uint16, nhoff int, ipProto uint8, ctl ControlFlags, numHdrs int, vlanLevel uint8, atIPProto bool) {
+	st.proto, st.nhoff, st.ipProto, st.ctl = proto, nhoff, ipProto, ctl
+	st.numHdrs, st.vlanLevel, st.atIPProto = numHdrs, vlanLevel, atIPProto
 }

@@ -39,15 +39,15 @@ func SampleFrame(s Shape) []byte {
 }
 
 // NearMissFrame returns a frame of s's class that its fast path declines: the
-// sample with its innermost IPv4 header given one option word (IHL 6), or for
-// MPLS a frame cut inside the label. The slow path handles it.
-func NearMissFrame(s Shape) []byte {
-	f := SampleFrame(s)
+// sample with its innermost IPv4 header given one option word (IHL 6). It is
+// false for MPLS, whose fast path covers its whole class.
+func NearMissFrame(s Shape) ([]byte, bool) {
 	if s == ShapeMPLS {
-		return f[:EthernetHdrLen+2]
+		return nil, false
 	}
+	f := SampleFrame(s)
 	// Every IP sample ends with IPv4 (20 bytes) + TCP (20 bytes).
 	ip := len(f) - 40
 	f[ip] = 0x46
-	return append(f[:ip+20:ip+20], append([]byte{1, 1, 1, 1}, f[ip+20:]...)...)
+	return append(f[:ip+20:ip+20], append([]byte{1, 1, 1, 1}, f[ip+20:]...)...), true
 }
