@@ -92,16 +92,20 @@ func NewFlowStats(buckets, topFlows int) *FlowStats {
 // in it.
 func (s *FlowStats) Served(r *Record, bucket uint32, sojourn int64) {
 	b := &s.buckets[bucket]
+	// The distinct counter sees a hash again only when it differs from
+	// its bucket's first, which it saw at the bucket's first packet: a
+	// repeat would not change it, and most packets are repeats.
 	if !b.served {
 		b.first, b.served = r.Hash, true
+		s.distinct.Add(r.Hash)
 	} else if r.Hash != b.first {
 		b.shared = true
+		s.distinct.Add(r.Hash)
 	}
 	b.bytes += uint64(r.Len)
 	p := &b.parts[part(r.Hash)]
 	*p = uint32(min(uint64(*p)+uint64(r.Len), math.MaxUint32))
 	s.sojourn.Add(sojourn)
-	s.distinct.Add(r.Hash)
 	// A flow has served at most its part of its bucket's bytes: while that
 	// is no more than the sketch's smallest counter, the flow cannot be a
 	// heavy hitter and the sketch need not see it (see SpaceSaving.Min).
