@@ -81,7 +81,7 @@ type GateState struct {
 
 // DefaultCosts are the per-shape costs measured by `xdphash bench dissect
 // --rounds 7` on the project's reference machine (2-core x86-64 VM, Linux 6.18,
-// Go 1.26.8, 2026-11-30; means of 2 runs): S = slow − fast per frame of the
+// Go 1.26.8, 2026-11-30; medians of 5 runs): S = slow − fast per frame of the
 // shape, C = the decline cost on a frame of its class (NearMissFrame), 0 where
 // it measured at or below zero: the slow path resumes where the fast path
 // stopped, so a decline repeats none of the work. With C = 0 the break-even
@@ -90,12 +90,12 @@ type GateState struct {
 // are used when no calibration is run.
 var DefaultCosts = [NumShapes]Cost{
 	ShapeEthIP: {Saving: 7.4},
-	ShapeVLAN:  {Saving: 4.3},
-	ShapeQinQ:  {Saving: 6.7},
-	ShapePPPoE: {Saving: 4.7},
-	ShapeMPLS:  {Saving: 0.2},
-	ShapeIPIP:  {Saving: 7.9},
-	ShapeGRE:   {Saving: 10.2},
+	ShapeVLAN:  {Saving: 5.1},
+	ShapeQinQ:  {Saving: 8.0},
+	ShapePPPoE: {Saving: 5.6},
+	ShapeMPLS:  {Saving: 0.4},
+	ShapeIPIP:  {Saving: 8.5},
+	ShapeGRE:   {Saving: 10.9},
 }
 
 // DefaultAutoConfig is the configuration auto mode uses when given zero fields.

@@ -286,8 +286,8 @@ func (d *Dissector) dissectClass(keys *FlowKeys, frame []byte) (bool, Path) {
 		if frame[13] == 0x00 { // 0x0800; the other eth_ip ethertype is 0x86dd
 			hit = fastEthIPv4(keys, frame)
 		} else {
-			if hit = fastIPv6L4(keys, frame, EthernetHdrLen, 0, &d.resumeAt); !hit {
-				d.resumeAt.outer(EtherTypeIPv6, 0, 0)
+			if hit = fastIPv6L4(keys, frame, EthernetHdrLen, 0); !hit {
+				d.resumeAt.handOverIPv6(keys, frame, EthernetHdrLen, 0, 0)
 			}
 		}
 	case ShapeVLAN:

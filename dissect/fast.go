@@ -25,40 +25,69 @@ func putControl(keys *FlowKeys, thoff int, addrType AddrType, ctl ControlFlags) 
 	binary.LittleEndian.PutUint64(keys[OffTHoff:], uint64(uint16(thoff))|uint64(addrType)<<16|uint64(ctl)<<32)
 }
 
-// fastIPv4L4 writes the keys of an IPv4 header without options or fragmentation at
-// off, followed by at least the 4 port bytes of TCP or UDP. It is the tail every
-// non-tunnel shape shares. A caller writes its outer keys (a VLAN tag) after
-// it returns.
-//
-// On a decline it records in *resumeAt where the slow path goes on, but for
-// the outer headers' part of the state (see walkState.outer), and leaves the
-// keys as the slow path has them there: a header declined only for its
-// options, or for what follows it, is handed over past itself (the keys
-// zeroed and holding what the slow path's IPv4 step writes; the slow path goes
-// on at its L4 dispatch), so that it is not read twice; any other is left to
-// the slow path's own IPv4 step, with the keys zeroed.
-func fastIPv4L4(keys *FlowKeys, f []byte, off int, ctl ControlFlags, resumeAt *walkState) bool {
-	if off <= len(f)-(ipv4MinHdrLen+portsLen) {
-		b := f[off : off+ipv4MinHdrLen+portsLen]
-		p := b[ipv4Protocol]
-		if b[ipv4VerIHL]&0x0f == 5 && binary.BigEndian.Uint16(b[ipv4FragOff:])&(ipv4MoreFrags|ipv4OffsetMsk) == 0 &&
-			(p == ipProtoTCP || p == ipProtoUDP) {
-			*keys = FlowKeys{}
-			putControl(keys, off+ipv4MinHdrLen, AddrIPv4, ctl)
-			binary.LittleEndian.PutUint32(keys[OffNProto:], basicWord(EtherTypeIPv4, p))
-			copy(keys[OffPorts:OffPorts+4], b[20:24])
-			copy(keys[OffIPv4Src:OffIPv4Src+8], b[ipv4SrcAddr:ipv4SrcAddr+8])
-			return true
-		}
+// matchIPv4L4 and writeIPv4L4 are the IPv4 tail of the shapes behind a tag or
+// PPPoE: an IPv4 header without options or fragmentation at off, followed by at
+// least the 4 port bytes of TCP or UDP. Both are small enough to be inlined,
+// which saves the hits a call. matchIPv4L4 says whether the header is one they
+// cover, and its IP protocol; a decline leaves the keys alone.
+func matchIPv4L4(f []byte, off int) (uint8, bool) {
+	if off > len(f)-(ipv4MinHdrLen+portsLen) {
+		return 0, false
 	}
-	resumeAt.handOverIPv4(keys, f, off)
-	return false
+	b := f[off : off+ipv4MinHdrLen+portsLen]
+	p := b[ipv4Protocol]
+	return p, b[ipv4VerIHL]&0x0f == 5 && binary.BigEndian.Uint16(b[ipv4FragOff:])&(ipv4MoreFrags|ipv4OffsetMsk) == 0 &&
+		(p == ipProtoTCP || p == ipProtoUDP)
 }
 
-// handOverIPv4 is fastIPv4L4's decline of the IPv4 header at off.
-func (st *walkState) handOverIPv4(keys *FlowKeys, f []byte, off int) {
+// writeIPv4L4 writes the keys of the header matchIPv4L4 accepted at off
+// (b is f[off:]); a caller writes its outer keys (a VLAN tag) after it.
+func writeIPv4L4(keys *FlowKeys, b []byte, off int, p uint8) {
+	b = b[:ipv4MinHdrLen+portsLen]
 	*keys = FlowKeys{}
-	st.nhoff, st.ipProto, st.atIPProto = off, 0, false
+	putControl(keys, off+ipv4MinHdrLen, AddrIPv4, 0)
+	binary.LittleEndian.PutUint32(keys[OffNProto:], basicWord(EtherTypeIPv4, p))
+	copy(keys[OffPorts:OffPorts+4], b[ipv4MinHdrLen:ipv4MinHdrLen+portsLen])
+	copy(keys[OffIPv4Src:OffIPv4Src+8], b[ipv4SrcAddr:ipv4SrcAddr+8])
+}
+
+// fastIPv6L4 writes the keys of an IPv6 header at off followed by TCP or UDP, or,
+// for a non-zero flow label, the keys of the label stop (the default flags stop
+// there, whatever follows). Like writeIPv4L4 it zeroes the keys once it matches.
+func fastIPv6L4(keys *FlowKeys, f []byte, off int, ctl ControlFlags) bool {
+	if off > len(f)-ipv6HdrLen {
+		return false
+	}
+	b := f[off : off+ipv6HdrLen]
+	next := b[ipv6NextHeader]
+	label := binary.BigEndian.Uint32(b) & ipv6LabelMask
+	if label == 0 {
+		if off > len(f)-(ipv6HdrLen+portsLen) || (next != ipProtoTCP && next != ipProtoUDP) {
+			return false
+		}
+	}
+	*keys = FlowKeys{}
+	if label == 0 {
+		copy(keys[OffPorts:OffPorts+4], f[off+ipv6HdrLen:off+ipv6HdrLen+portsLen])
+	}
+	putControl(keys, off+ipv6HdrLen, AddrIPv6, ctl)
+	binary.LittleEndian.PutUint32(keys[OffNProto:], basicWord(EtherTypeIPv6, next))
+	binary.LittleEndian.PutUint32(keys[OffFlowLabel:], label)
+	copy(keys[OffIPv6Src:OffIPv6Src+32], b[ipv6SrcAddr:ipv6SrcAddr+32])
+	return true
+}
+
+// handOverIPv4 records in st where the slow path goes on after matchIPv4L4
+// declined the IPv4 header at off, behind outer headers that took numHdrs
+// re-dispatches and vlanLevel tags, and leaves the keys as the slow path has
+// them there (the caller's outer keys, a VLAN key, are its to write). A
+// header declined only for its options, or for what follows it, is handed
+// over past itself: the keys hold what the slow path's IPv4 step writes, and
+// the slow path goes on at its L4 dispatch, so that the header is not read
+// twice. Any other is left to the slow path's own IPv4 step.
+func (st *walkState) handOverIPv4(keys *FlowKeys, f []byte, off, numHdrs int, vlanLevel uint8) {
+	*keys = FlowKeys{}
+	st.set(EtherTypeIPv4, off, 0, 0, numHdrs, vlanLevel, false)
 	if off > len(f)-ipv4MinHdrLen {
 		return
 	}
@@ -72,41 +101,22 @@ func (st *walkState) handOverIPv4(keys *FlowKeys, f []byte, off int) {
 	st.nhoff, st.ipProto, st.atIPProto = off+ihl*4, b[ipv4Protocol], true
 }
 
-// fastIPv6L4 writes the keys of an IPv6 header at off followed by TCP or UDP, or,
-// for a non-zero flow label, the keys of the label stop (the default flags stop
-// there, whatever follows). A decline is recorded like fastIPv4L4's: a
-// header followed by anything else (an extension header, a truncated TCP) is
-// handed over to the slow path's L4 dispatch.
-func fastIPv6L4(keys *FlowKeys, f []byte, off int, ctl ControlFlags, resumeAt *walkState) bool {
+// handOverIPv6 is handOverIPv4 for a header fastIPv6L4 declined: one
+// without a flow label, followed by an extension header, another protocol or
+// a truncated TCP/UDP header, goes on at the slow path's L4 dispatch.
+func (st *walkState) handOverIPv6(keys *FlowKeys, f []byte, off, numHdrs int, vlanLevel uint8) {
 	*keys = FlowKeys{}
+	st.set(EtherTypeIPv6, off, 0, 0, numHdrs, vlanLevel, false)
 	if off > len(f)-ipv6HdrLen {
-		resumeAt.nhoff, resumeAt.ipProto, resumeAt.atIPProto = off, 0, false
-		return false
+		return
 	}
 	b := f[off : off+ipv6HdrLen]
-	next := b[ipv6NextHeader]
-	label := binary.BigEndian.Uint32(b) & ipv6LabelMask
-	if label == 0 {
-		if off > len(f)-(ipv6HdrLen+portsLen) || (next != ipProtoTCP && next != ipProtoUDP) {
-			copy(keys[OffIPv6Src:OffIPv6Src+32], b[ipv6SrcAddr:ipv6SrcAddr+32])
-			binary.LittleEndian.PutUint16(keys[OffAddrType:], uint16(AddrIPv6))
-			resumeAt.nhoff, resumeAt.ipProto, resumeAt.atIPProto = off+ipv6HdrLen, next, true
-			return false
-		}
-		copy(keys[OffPorts:OffPorts+4], f[off+ipv6HdrLen:off+ipv6HdrLen+portsLen])
+	if binary.BigEndian.Uint32(b)&ipv6LabelMask != 0 {
+		return // not declined by fastIPv6L4; the slow path's step decides
 	}
-	putControl(keys, off+ipv6HdrLen, AddrIPv6, ctl)
-	binary.LittleEndian.PutUint32(keys[OffNProto:], basicWord(EtherTypeIPv6, next))
-	binary.LittleEndian.PutUint32(keys[OffFlowLabel:], label)
 	copy(keys[OffIPv6Src:OffIPv6Src+32], b[ipv6SrcAddr:ipv6SrcAddr+32])
-	return true
-}
-
-// outer completes a resume point fastIPv4L4 or fastIPv6L4 recorded: the IP
-// header's ethertype, and the re-dispatches and tags of the outer headers
-// before it.
-func (st *walkState) outer(proto uint16, numHdrs int, vlanLevel uint8) {
-	st.proto, st.ctl, st.numHdrs, st.vlanLevel = proto, 0, numHdrs, vlanLevel
+	binary.LittleEndian.PutUint16(keys[OffAddrType:], uint16(AddrIPv6))
+	st.nhoff, st.ipProto, st.atIPProto = off+ipv6HdrLen, b[ipv6NextHeader], true
 }
 
 // fastEthIPv4 is the eth_ip shape with IPv4: Ethernet, IPv4 without options or
@@ -158,7 +168,7 @@ func fastEthIPv6(keys *FlowKeys, f []byte) bool {
 	if binary.BigEndian.Uint16(f[12:]) != EtherTypeIPv6 {
 		return false
 	}
-	return fastIPv6L4(keys, f, EthernetHdrLen, 0, new(walkState))
+	return fastIPv6L4(keys, f, EthernetHdrLen, 0)
 }
 
 // putVLAN writes the VLAN key of a tag (TPID at tag[0:2], TCI, inner type).
@@ -173,25 +183,28 @@ func isVLANType(t uint16) bool { return t == EtherTypeVLAN || t == EtherTypeQinQ
 
 // fastVLAN is the vlan shape: one 802.1Q or 802.1AD tag, then IP and TCP/UDP.
 // A frame declined past the tag leaves in *resumeAt where the slow path goes
-// on, with the VLAN key written (see fastIPv4L4).
+// on, with the VLAN key written (see handOverIPv4).
 func fastVLAN(keys *FlowKeys, f []byte, resumeAt *walkState) bool {
 	const off = EthernetHdrLen + vlanHdrLen
 	if len(f) < off || !isVLANType(binary.BigEndian.Uint16(f[12:])) {
 		return false
 	}
-	proto := binary.BigEndian.Uint16(f[16:])
 	var ok bool
-	switch proto {
+	switch proto := binary.BigEndian.Uint16(f[16:]); proto {
 	case EtherTypeIPv4:
-		ok = fastIPv4L4(keys, f, off, 0, resumeAt)
+		var p uint8
+		if p, ok = matchIPv4L4(f, off); ok {
+			writeIPv4L4(keys, f[off:], off, p)
+		} else {
+			resumeAt.handOverIPv4(keys, f, off, 1, 1)
+		}
 	case EtherTypeIPv6:
-		ok = fastIPv6L4(keys, f, off, 0, resumeAt)
+		if ok = fastIPv6L4(keys, f, off, 0); !ok {
+			resumeAt.handOverIPv6(keys, f, off, 1, 1)
+		}
 	default:
 		*keys = FlowKeys{}
-		resumeAt.nhoff, resumeAt.ipProto, resumeAt.atIPProto = off, 0, false
-	}
-	if !ok {
-		resumeAt.outer(proto, 1, 1)
+		resumeAt.set(proto, off, 0, 0, 1, 1, false)
 	}
 	putVLAN(keys, f[12:18])
 	return ok
@@ -206,19 +219,22 @@ func fastQinQ(keys *FlowKeys, f []byte, resumeAt *walkState) bool {
 		!isVLANType(binary.BigEndian.Uint16(f[16:])) {
 		return false
 	}
-	proto := binary.BigEndian.Uint16(f[20:])
 	var ok bool
-	switch proto {
+	switch proto := binary.BigEndian.Uint16(f[20:]); proto {
 	case EtherTypeIPv4:
-		ok = fastIPv4L4(keys, f, off, 0, resumeAt)
+		var p uint8
+		if p, ok = matchIPv4L4(f, off); ok {
+			writeIPv4L4(keys, f[off:], off, p)
+		} else {
+			resumeAt.handOverIPv4(keys, f, off, 2, 1)
+		}
 	case EtherTypeIPv6:
-		ok = fastIPv6L4(keys, f, off, 0, resumeAt)
+		if ok = fastIPv6L4(keys, f, off, 0); !ok {
+			resumeAt.handOverIPv6(keys, f, off, 2, 1)
+		}
 	default:
 		*keys = FlowKeys{}
-		resumeAt.nhoff, resumeAt.ipProto, resumeAt.atIPProto = off, 0, false
-	}
-	if !ok {
-		resumeAt.outer(proto, 2, 1)
+		resumeAt.set(proto, off, 0, 0, 2, 1, false)
 	}
 	putVLAN(keys, f[12:18])
 	return ok
@@ -226,7 +242,7 @@ func fastQinQ(keys *FlowKeys, f []byte, resumeAt *walkState) bool {
 
 // fastPPPoE is the pppoe shape: a valid PPPoE session header carrying IPv4 or
 // IPv6, then TCP/UDP. A frame declined past the PPPoE header leaves in
-// *resumeAt where the slow path goes on (see fastIPv4L4).
+// *resumeAt where the slow path goes on (see handOverIPv4).
 func fastPPPoE(keys *FlowKeys, f []byte, resumeAt *walkState) bool {
 	const off = EthernetHdrLen + pppoeSesHdrLen
 	if len(f) < off || binary.BigEndian.Uint16(f[12:]) != EtherTypePPPoES {
@@ -238,15 +254,16 @@ func fastPPPoE(keys *FlowKeys, f []byte, resumeAt *walkState) bool {
 	}
 	switch h.Protocol() {
 	case pppProtoIPv4:
-		if fastIPv4L4(keys, f, off, 0, resumeAt) {
+		if p, ok := matchIPv4L4(f, off); ok {
+			writeIPv4L4(keys, f[off:], off, p)
 			return true
 		}
-		resumeAt.outer(EtherTypeIPv4, 1, 0)
+		resumeAt.handOverIPv4(keys, f, off, 1, 0)
 	case pppProtoIPv6:
-		if fastIPv6L4(keys, f, off, 0, resumeAt) {
+		if fastIPv6L4(keys, f, off, 0) {
 			return true
 		}
-		resumeAt.outer(EtherTypeIPv6, 1, 0)
+		resumeAt.handOverIPv6(keys, f, off, 1, 0)
 	}
 	return false
 }
