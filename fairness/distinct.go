@@ -38,9 +38,9 @@ func (d *Distinct) Add(h uint32) {
 	// The rank of the first set bit of the remaining bits; the guard bit bounds
 	// it at 64-distinctP+1.
 	rank := uint8(bits.LeadingZeros64(x<<distinctP|1<<(distinctP-1)) + 1)
-	if rank > d.reg[i] {
-		d.reg[i] = rank
-	}
+	// A store whatever the rank, not a branch on it: a flow hash added
+	// again is most of the calls, and the branch mispredicted.
+	d.reg[i] = max(d.reg[i], rank)
 	if !d.overflow {
 		d.addSmall(h, x)
 	}

@@ -92,16 +92,14 @@ func NewFlowStats(buckets, topFlows int) *FlowStats {
 // in it.
 func (s *FlowStats) Served(r *Record, bucket uint32, sojourn int64) {
 	b := &s.buckets[bucket]
-	// The distinct counter sees a hash again only when it differs from
-	// its bucket's first, which it saw at the bucket's first packet: a
-	// repeat would not change it, and most packets are repeats.
+	// Every hash goes to the distinct counter, and the collision test is a
+	// plain or: on many flows, branching on whether the hash is its
+	// bucket's first mispredicts often enough to cost more than the add.
 	if !b.served {
 		b.first, b.served = r.Hash, true
-		s.distinct.Add(r.Hash)
-	} else if r.Hash != b.first {
-		b.shared = true
-		s.distinct.Add(r.Hash)
 	}
+	b.shared = b.shared || r.Hash != b.first
+	s.distinct.Add(r.Hash)
 	b.bytes += uint64(r.Len)
 	p := &b.parts[part(r.Hash)]
 	*p = uint32(min(uint64(*p)+uint64(r.Len), math.MaxUint32))
