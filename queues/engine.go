@@ -185,7 +185,7 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 		if len(cfg.CPUs) > 0 {
 			cpu = cfg.CPUs[w]
 		}
-		e.workers = append(e.workers, newWorker(e, w, cpu, busyProcessors(cfg.Source, len(qs))))
+		e.workers = append(e.workers, newWorker(e, w, cpu, busyProcessors(cfg.Source, len(qs)), len(qs)))
 	}
 	for i, q := range qs {
 		e.recv = append(e.recv, newReceiver(e, i, q))

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -417,43 +418,124 @@ func TestEngineTinyRing(t *testing.T) {
 // TestEngineVirtualDeterministic runs a rate-limited virtual replay twice:
 // with one queue and no flow limit the reports are identical.
 func TestEngineVirtualDeterministic(t *testing.T) {
+	a, _ := virtualReplay(t, "fifo", 0)
+	b, _ := virtualReplay(t, "fifo", 0)
+	if !bytes.Equal(a, b) {
+		t.Errorf("two virtual runs differ:\n%s\n%s", a, b)
+	}
+}
+
+// TestEngineLoopsStepWorkers checks that a receive loop stepping the workers
+// (with no Go processor to spare for them) changes no result: the virtual
+// replay's report is the one the workers' own goroutines give.
+func TestEngineLoopsStepWorkers(t *testing.T) {
+	for _, consumer := range []string{"fifo", "fq_codel"} {
+		t.Run(consumer, func(t *testing.T) {
+			own, ownSteps := virtualReplay(t, consumer, 2)
+			for w, n := range ownSteps {
+				if n != 0 {
+					t.Errorf("GOMAXPROCS 2, 1 receive loop: the loop took %d records for worker %d, want 0", n, w)
+				}
+			}
+			helped, steps := virtualReplay(t, consumer, 1)
+			for w, n := range steps {
+				if n == 0 {
+					t.Errorf("GOMAXPROCS 1, 1 receive loop: the loop took no record for worker %d", w)
+				}
+			}
+			if !bytes.Equal(own, helped) {
+				t.Errorf("the report changes when the receive loop steps the workers:\n%s\n%s", own, helped)
+			}
+		})
+	}
+	// Two loops on two processors: each steps the worker it owns and, when
+	// a ring to the other falls half full, that one too; nothing is lost.
+	t.Run("2 loops", func(t *testing.T) {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+		const frames = 200000
+		e, err := NewEngine(EngineConfig{
+			Source:   syntheticSource(t, "default", pipeline.SyntheticConfig{Queues: 2, Count: frames}),
+			Steering: SteerConfig{Workers: 2, Key: testKey},
+			Flags:    dissect.DefaultFlags,
+			Gates:    dissect.AllGates,
+			Consumer: Consumers["fq_codel"],
+			Virtual:  true,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := e.Run(context.Background())
+		if err != nil {
+			t.Fatalf("run: %v", err)
+		}
+		checkAccounting(t, st, frames)
+		if n := dropTotal(st.Accounting); n != 0 {
+			t.Errorf("%d drops in a virtual run served at max: %+v", n, st.Accounting)
+		}
+		for _, w := range e.workers {
+			if w.stepsByLoops == 0 {
+				t.Errorf("the receive loops took no record for worker %d", w.index)
+			}
+		}
+	})
+}
+
+// virtualReplay runs 30,000 frames of the default profile, replayed at
+// 200 kpps on one queue, on the virtual clock through consumer served below
+// the offered load, with GOMAXPROCS procs (0: unchanged). It returns the
+// report as JSON and, per worker, the records the receive loop took for it.
+func virtualReplay(t *testing.T, consumer string, procs int) ([]byte, []uint64) {
+	t.Helper()
+	if procs > 0 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+	}
 	frames, err := pipeline.SyntheticProfile("default")
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := func() []byte {
-		src, err := pipeline.NewSynthetic(frames, pipeline.SyntheticConfig{
-			Count: 30000, FlowOffset: FlowPortOffset, Replay: pipeline.Replay{Mode: pipeline.ReplayRate, PPS: 2e5},
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer src.Close()
-		st := runEngine(t, EngineConfig{
-			Source:      src,
-			Steering:    SteerConfig{Workers: 2, Key: testKey},
-			Flags:       dissect.DefaultFlags,
-			Gates:       dissect.AllGates,
-			ServiceRate: Rate{BitsPerSec: 1e8}, // a quarter of the ~100 MB/s offered to each worker
-			RingSize:    64,
-			Virtual:     true,
-			Window:      20 * time.Millisecond,
-		})
-		checkAccounting(t, st, 30000)
-		if st.Accounting.Dropped["consumer/overlimit"] == 0 {
-			t.Errorf("no fifo drops at a service rate below the offered load: %+v", st.Accounting)
-		}
-		st.Started = time.Time{}
-		b, err := json.Marshal(st)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
+	src, err := pipeline.NewSynthetic(frames, pipeline.SyntheticConfig{
+		Count: 30000, FlowOffset: FlowPortOffset, Replay: pipeline.Replay{Mode: pipeline.ReplayRate, PPS: 2e5},
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	a, b := run(), run()
-	if !bytes.Equal(a, b) {
-		t.Errorf("two virtual runs differ:\n%s\n%s", a, b)
+	defer src.Close()
+	factory, err := ConsumerConfig{}.Factory(consumer)
+	if err != nil {
+		t.Fatal(err)
 	}
+	e, err := NewEngine(EngineConfig{
+		Source:      src,
+		Steering:    SteerConfig{Workers: 2, Key: testKey},
+		Flags:       dissect.DefaultFlags,
+		Gates:       dissect.AllGates,
+		Consumer:    factory,
+		ServiceRate: Rate{BitsPerSec: 1e8}, // a quarter of the ~100 MB/s offered to each worker
+		RingSize:    64,
+		Virtual:     true,
+		Window:      20 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := e.Run(context.Background())
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	checkAccounting(t, st, 30000)
+	if dropTotal(st.Accounting) == 0 {
+		t.Errorf("no drops at a service rate below the offered load: %+v", st.Accounting)
+	}
+	st.Started = time.Time{}
+	b, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var steps []uint64
+	for _, w := range e.workers {
+		steps = append(steps, w.stepsByLoops)
+	}
+	return b, steps
 }
 
 // TestEngineWindows checks the window split of a virtual run: 1 Mpps per

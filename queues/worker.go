@@ -3,6 +3,7 @@ package queues
 import (
 	"fmt"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -48,7 +49,12 @@ type worker struct {
 	tb    *TokenBucket
 	out   []Record // Dequeue's output, serveChunk long
 
-	yields  int // yields before sleeping: yieldPolls, or 0 without a processor to spare
+	yields int // yields before sleeping: yieldPolls, or 0 without a processor to spare
+	// shared is set when receive loops may step the worker on their own
+	// goroutines (receiver.help): every Go processor runs a receive loop,
+	// and the worker is not pinned.
+	shared bool
+
 	virtual bool
 	tick    int64 // a virtual run's service tick
 	tickEnd int64
@@ -69,6 +75,13 @@ type worker struct {
 	wake   chan struct{}
 	timer  *time.Timer
 
+	// mu is held by whoever steps the worker, its own goroutine or a
+	// receive loop helping it: it guards what a step changes (the consumer,
+	// the token bucket, the clock, the counters and the windows).
+	mu sync.Mutex
+	// stepsByLoops counts the records receive loops took for this worker.
+	stepsByLoops uint64
+
 	pub struct {
 		taken, served, servedBytes atomic.Uint64
 		backlog                    atomic.Int64
@@ -82,7 +95,7 @@ type workerSnap struct {
 	backlog             int // not cumulative: the backlog at the window's end
 }
 
-func newWorker(e *Engine, index, cpu, producers int) *worker {
+func newWorker(e *Engine, index, cpu, producers, loops int) *worker {
 	cfg := &e.cfg
 	yields := 0
 	if runtime.GOMAXPROCS(0) > producers {
@@ -90,6 +103,7 @@ func newWorker(e *Engine, index, cpu, producers int) *worker {
 	}
 	w := &worker{
 		yields: yields,
+		shared: runtime.GOMAXPROCS(0) <= loops && cpu < 0,
 		e:      e, index: index, cpu: cpu,
 		cons:    cfg.Consumer(index),
 		rate:    cfg.ServiceRate,
@@ -125,13 +139,9 @@ func (w *worker) run() {
 		// records before it counts itself out, so an empty poll after
 		// "done" means the rings are empty for good.
 		done := w.e.producersDone()
-		n := w.poll()
-		if !w.virtual && !w.rate.IsMax() && w.cons.Backlog() > 0 {
-			if n == 0 {
-				w.readClock()
-			}
-			w.serve(w.now)
-		}
+		w.mu.Lock()
+		n := w.step()
+		w.mu.Unlock()
 		if n > 0 {
 			idle = 0
 			continue
@@ -144,6 +154,19 @@ func (w *worker) run() {
 	}
 	w.snaps = append(w.snaps, w.snap())
 	w.publish()
+}
+
+// step polls the rings and, in a live run at a limited rate, serves what
+// the token bucket allows. The caller holds mu. It returns the records taken.
+func (w *worker) step() int {
+	n := w.poll()
+	if !w.virtual && !w.rate.IsMax() && w.cons.Backlog() > 0 {
+		if n == 0 {
+			w.readClock()
+		}
+		w.serve(w.now)
+	}
+	return n
 }
 
 // readClock sets a live worker's now from the wall clock and closes the
@@ -260,6 +283,7 @@ func (w *worker) idle(polls int) {
 		runtime.Gosched()
 		return
 	}
+	w.mu.Lock()
 	if !w.virtual {
 		w.readClock()
 	}
@@ -267,6 +291,7 @@ func (w *worker) idle(polls int) {
 	if !w.virtual && !w.rate.IsMax() && w.cons.Backlog() > 0 {
 		wait = min(max(time.Duration(w.tb.Wait()), minPark), parkTimeout)
 	}
+	w.mu.Unlock()
 	// Dekker with the receive loop's commit-then-wakeUp: either it sees
 	// parked, or this sees its records.
 	w.parked.Store(true)
