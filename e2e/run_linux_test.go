@@ -21,7 +21,7 @@ import (
 // AF_XDP source.
 func TestRunKilled(t *testing.T) {
 	lab := NewLab(t, vethlab.Config{Queues: 2})
-	c := startXdphash(t, "run", "--iface", lab.Host, "--queues", "all", "--workers", "2", "--hash-key", testKey.String())
+	c := startXdphash(t, "run", "--verbose", "--iface", lab.Host, "--queues", "all", "--workers", "2", "--hash-key", testKey.String())
 	c.waitRunning(t, lab)
 	if got := XDPAttached(t, lab.Host); got != "native" {
 		t.Errorf("with xdphash running, XDP program on %s: %q, want native", lab.Host, got)
@@ -64,7 +64,7 @@ func TestRunInterrupted(t *testing.T) {
 		wantPerWorker[e.worker]++
 	}
 	out := filepath.Join(t.TempDir(), "run.json")
-	c := startXdphash(t, "run", "--iface", lab.Host, "--queues", "all", "--workers", "2",
+	c := startXdphash(t, "run", "--verbose", "--iface", lab.Host, "--queues", "all", "--workers", "2",
 		"--hash-key", testKey.String(), "--rx-mode", "poll", "--out", out)
 	c.waitRunning(t, lab)
 	Send(t, lab, frames)

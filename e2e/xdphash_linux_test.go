@@ -79,9 +79,34 @@ func raceEnabled() bool {
 // child is a running xdphash command.
 type child struct {
 	cmd            *exec.Cmd
-	stdout, stderr bytes.Buffer // read them only after done
+	stdout, stderr syncBuffer
 	done           chan struct{}
 	err            error // Wait's result, once done is closed
+}
+
+// syncBuffer collects a child's output: the goroutine that copies it writes
+// while a test may read.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func (s *syncBuffer) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Len()
 }
 
 // startXdphash starts the xdphash binary with args; see startChild.
@@ -145,8 +170,12 @@ func (c *child) wait(tb testing.TB, timeout time.Duration) int {
 }
 
 // waitRunning waits until the child receives on every queue of lab's Host:
-// an XDP program is attached there and the child has mapped the rings of
-// one AF_XDP socket per queue. It fails the test if the child ends first or
+// an XDP program is attached there, the child has mapped the rings of one
+// AF_XDP socket per queue, and it has logged its "run" debug line, which it
+// writes once every socket is in the program's map (the child must run
+// with --verbose). A socket mapped but not yet in the map is not enough: the
+// program passes that queue's frames to the kernel's stack, where no count
+// of the child's sees them. It fails the test if the child ends first or
 // takes more than 10 s.
 func (c *child) waitRunning(tb testing.TB, lab *vethlab.Lab) {
 	tb.Helper()
@@ -156,11 +185,13 @@ func (c *child) waitRunning(tb testing.TB, lab *vethlab.Lab) {
 			tb.Fatalf("xdphash ended before it ran: %v\nstderr:\n%s", c.err, &c.stderr)
 		default:
 		}
-		if XDPAttached(tb, lab.Host) != "" && socketsMapped(c.cmd.Process.Pid) >= lab.Queues {
+		running := strings.Contains(c.stderr.String(), "msg=run ")
+		if running && XDPAttached(tb, lab.Host) != "" && socketsMapped(c.cmd.Process.Pid) >= lab.Queues {
 			return
 		}
 		if time.Now().After(deadline) {
-			tb.Fatalf("xdphash not receiving on %s after 10 s: XDP %q, %d sockets mapped", lab.Host, XDPAttached(tb, lab.Host), socketsMapped(c.cmd.Process.Pid))
+			tb.Fatalf("xdphash not receiving on %s after 10 s: XDP %q, %d sockets mapped, run logged %v (with --verbose?)\nstderr:\n%s",
+				lab.Host, XDPAttached(tb, lab.Host), socketsMapped(c.cmd.Process.Pid), running, &c.stderr)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
