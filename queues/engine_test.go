@@ -196,6 +196,14 @@ func syntheticSource(tb testing.TB, profile string, cfg pipeline.SyntheticConfig
 
 func runEngine(tb testing.TB, cfg EngineConfig) *RunStats {
 	tb.Helper()
+	_, st := runNewEngine(tb, cfg)
+	return st
+}
+
+// runNewEngine runs an engine of cfg for 20 s at most and returns it with its
+// report, for tests that look inside the engine after the run.
+func runNewEngine(tb testing.TB, cfg EngineConfig) (*Engine, *RunStats) {
+	tb.Helper()
 	e, err := NewEngine(cfg)
 	if err != nil {
 		tb.Fatal(err)
@@ -206,7 +214,7 @@ func runEngine(tb testing.TB, cfg EngineConfig) *RunStats {
 	if err != nil {
 		tb.Fatalf("run: %v\naccounting %+v", err, st.Accounting)
 	}
-	return st
+	return e, st
 }
 
 func dropTotal(acc Accounting) uint64 {
@@ -454,7 +462,7 @@ func TestEngineLoopsStepWorkers(t *testing.T) {
 	t.Run("2 loops", func(t *testing.T) {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 		const frames = 200000
-		e, err := NewEngine(EngineConfig{
+		e, st := runNewEngine(t, EngineConfig{
 			Source:   syntheticSource(t, "default", pipeline.SyntheticConfig{Queues: 2, Count: frames}),
 			Steering: SteerConfig{Workers: 2, Key: testKey},
 			Flags:    dissect.DefaultFlags,
@@ -462,13 +470,6 @@ func TestEngineLoopsStepWorkers(t *testing.T) {
 			Consumer: Consumers["fq_codel"],
 			Virtual:  true,
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, err := e.Run(context.Background())
-		if err != nil {
-			t.Fatalf("run: %v", err)
-		}
 		checkAccounting(t, st, frames)
 		if n := dropTotal(st.Accounting); n != 0 {
 			t.Errorf("%d drops in a virtual run served at max: %+v", n, st.Accounting)
@@ -505,7 +506,7 @@ func virtualReplay(t *testing.T, consumer string, procs int) ([]byte, []uint64) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := NewEngine(EngineConfig{
+	e, st := runNewEngine(t, EngineConfig{
 		Source:      src,
 		Steering:    SteerConfig{Workers: 2, Key: testKey},
 		Flags:       dissect.DefaultFlags,
@@ -516,13 +517,6 @@ func virtualReplay(t *testing.T, consumer string, procs int) ([]byte, []uint64) 
 		Virtual:     true,
 		Window:      20 * time.Millisecond,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := e.Run(context.Background())
-	if err != nil {
-		t.Fatalf("run: %v", err)
-	}
 	checkAccounting(t, st, 30000)
 	var consumerDrops uint64
 	for reason, n := range st.Accounting.Dropped {
