@@ -14,8 +14,8 @@ import (
 	"github.com/xdphash/xdphash/internal/kernel"
 	"github.com/xdphash/xdphash/internal/vethlab"
 	"github.com/xdphash/xdphash/pipeline"
+	"github.com/xdphash/xdphash/pipeline/source"
 	"github.com/xdphash/xdphash/pktgen"
-	"github.com/xdphash/xdphash/queues"
 )
 
 // BenchmarkAFXDPPipeline measures the whole pipeline on live traffic
@@ -24,8 +24,8 @@ import (
 //
 //   - pipeline: AF_XDP on every queue of a veth lab's Host end (native XDP),
 //     then dissect, hash and steer on each queue's receive loop to 2
-//     workers, each feeding fifo at "max" (queues.Engine);
-//   - drain: pipeline.Drain on the same configuration, which takes frames
+//     workers, each feeding fifo at "max" (pipeline.Engine);
+//   - drain: source.Drain on the same configuration, which takes frames
 //     off the rings and does nothing with them.
 //
 // Both are fed by the XDP live-frames generator (pktgen's xdp mode, the
@@ -51,7 +51,7 @@ import (
 //	go test -run '^$' -bench AFXDPPipeline -benchtime 1000000x -count 5 ./bench
 func BenchmarkAFXDPPipeline(b *testing.B) {
 	for _, queues := range []int{1, 2} {
-		for _, rx := range []pipeline.RxMode{pipeline.RxPoll, pipeline.RxSpin} {
+		for _, rx := range []source.RxMode{source.RxPoll, source.RxSpin} {
 			b.Run(fmt.Sprintf("queues=%d/rx=%s", queues, rx), func(b *testing.B) {
 				benchAFXDPPipeline(b, queues, rx)
 			})
@@ -102,7 +102,7 @@ func (r afxdpRound) kernelDropShare() float64 {
 	return float64(r.kernelDrops) / float64(max(1, r.received+r.kernelDrops))
 }
 
-func benchAFXDPPipeline(b *testing.B, queues int, rx pipeline.RxMode) {
+func benchAFXDPPipeline(b *testing.B, queues int, rx source.RxMode) {
 	lab := e2e.NewLab(b, vethlab.Config{Queues: queues})
 	cpus, err := kernel.AllowedCPUs()
 	if err != nil {
@@ -114,9 +114,9 @@ func benchAFXDPPipeline(b *testing.B, queues int, rx pipeline.RxMode) {
 	stop := startGenerator(b, lab, cpus[:queues])
 	defer stop()
 
-	cfg := pipeline.AFXDPConfig{Iface: lab.Host, Mode: pipeline.XDPNative, RxMode: rx, Workers: benchWorkers}
+	cfg := source.AFXDPConfig{Iface: lab.Host, Mode: source.XDPNative, RxMode: rx}
 	perRound := max(1, uint64(b.N)/benchRounds)
-	contenders := [2]func(*testing.B, pipeline.AFXDPConfig, uint64) afxdpRound{drainRound, pipelineRound}
+	contenders := [2]func(*testing.B, source.AFXDPConfig, uint64) afxdpRound{drainRound, pipelineRound}
 	var drain, pipe afxdpRound
 	totals := [2]*afxdpRound{&drain, &pipe}
 	b.ResetTimer()
@@ -168,21 +168,21 @@ func startGenerator(tb testing.TB, lab *vethlab.Lab, cpus []int) (stop func()) {
 }
 
 // openRound opens the AF_XDP source of a round.
-func openRound(b *testing.B, cfg pipeline.AFXDPConfig) pipeline.Source {
-	src, err := pipeline.OpenAFXDP(cfg)
+func openRound(b *testing.B, cfg source.AFXDPConfig) source.Source {
+	src, err := source.OpenAFXDP(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
 	return src
 }
 
-// drainRound times n frames through pipeline.Drain.
-func drainRound(b *testing.B, cfg pipeline.AFXDPConfig, n uint64) afxdpRound {
+// drainRound times n frames through source.Drain.
+func drainRound(b *testing.B, cfg source.AFXDPConfig, n uint64) afxdpRound {
 	src := openRound(b, cfg)
 	defer src.Close() // on b.Fatal; a second Close changes nothing
 	done := make(chan error, 1)
 	go func() {
-		_, err := pipeline.Drain(src, math.MaxUint64, time.Now().Add(roundLimit))
+		_, err := source.Drain(src, math.MaxUint64, time.Now().Add(roundLimit))
 		done <- err
 	}()
 	r := timeFrames(b, n, func() (uint64, uint64) {
@@ -204,12 +204,12 @@ func drainRound(b *testing.B, cfg pipeline.AFXDPConfig, n uint64) afxdpRound {
 }
 
 // pipelineRound times n frames through the engine.
-func pipelineRound(b *testing.B, cfg pipeline.AFXDPConfig, n uint64) afxdpRound {
+func pipelineRound(b *testing.B, cfg source.AFXDPConfig, n uint64) afxdpRound {
 	src := openRound(b, cfg)
 	defer src.Close() // on b.Fatal; a second Close changes nothing
-	e, err := queues.NewEngine(queues.EngineConfig{
+	e, err := pipeline.NewEngine(pipeline.EngineConfig{
 		Source:   src,
-		Steering: queues.SteerConfig{Workers: benchWorkers, Key: benchKey},
+		Steering: hash.SteerConfig{Workers: benchWorkers, Key: benchKey},
 		Flags:    dissect.DefaultFlags,
 		Gates:    dissect.AllGates,
 	})
@@ -220,12 +220,12 @@ func pipelineRound(b *testing.B, cfg pipeline.AFXDPConfig, n uint64) afxdpRound 
 	defer cancel()
 	done := e2e.Start(ctx, e)
 	r := timeFrames(b, n, func() (served, received uint64) {
-		s := e.Snapshot()
+		s := e.Stats()
 		for _, w := range s.Workers {
-			served += w.Served
+			served += w.Consumer.Dequeued
 		}
 		for _, q := range s.Queues {
-			received += q.Frames
+			received += q.Stats.Frames
 		}
 		return served, received
 	})

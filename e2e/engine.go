@@ -3,12 +3,13 @@ package e2e
 import (
 	"context"
 
-	"github.com/xdphash/xdphash/queues"
+	"github.com/xdphash/xdphash/pipeline"
+	"github.com/xdphash/xdphash/runstats"
 )
 
-// RunResult is what queues.Engine.Run returned.
+// RunResult is what pipeline.Engine.Run returned.
 type RunResult struct {
-	Stats *queues.RunStats
+	Stats *runstats.RunStats
 	Err   error
 }
 
@@ -16,7 +17,7 @@ type RunResult struct {
 // done, and returns the channel that gets what Run returned. Run may deliver
 // before the Close it started on the source is done: close the source again
 // to wait for it (a second Close waits for the first).
-func Start(ctx context.Context, e *queues.Engine) <-chan RunResult {
+func Start(ctx context.Context, e *pipeline.Engine) <-chan RunResult {
 	done := make(chan RunResult, 1)
 	go func() {
 		st, err := e.Run(ctx)

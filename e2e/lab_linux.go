@@ -90,7 +90,7 @@ var catchSignals = sync.OnceFunc(func() {
 
 // XDPAttached tells what XDP program the interface iface of the caller's
 // namespace runs: "" for none, "native" or "generic" for one attached in
-// that mode (pipeline.XDPMode's names), "other" for offload or several.
+// that mode (source.XDPMode's names), "other" for offload or several.
 func XDPAttached(tb testing.TB, iface string) string {
 	tb.Helper()
 	ifi, err := net.InterfaceByName(iface)

@@ -11,7 +11,9 @@ import (
 	"github.com/xdphash/xdphash/hash"
 	"github.com/xdphash/xdphash/internal/vethlab"
 	"github.com/xdphash/xdphash/pipeline"
+	"github.com/xdphash/xdphash/pipeline/source"
 	"github.com/xdphash/xdphash/queues"
+	"github.com/xdphash/xdphash/runstats"
 )
 
 // testKey is the key of the kernel's SipHash KUnit test: k0 =
@@ -30,17 +32,17 @@ func TestPipelineAFXDP(t *testing.T) {
 	tests := []struct {
 		name   string
 		queues int
-		cfg    pipeline.AFXDPConfig
+		cfg    source.AFXDPConfig
 		// preload sends every frame before the engine runs, into rings too
 		// small for them: the kernel drops the rest, and must count them.
 		preload bool
 	}{
-		{name: "native/2 queues/poll", queues: 2, cfg: pipeline.AFXDPConfig{Mode: pipeline.XDPNative, RxMode: pipeline.RxPoll}},
-		{name: "generic/2 queues/poll", queues: 2, cfg: pipeline.AFXDPConfig{Mode: pipeline.XDPGeneric, RxMode: pipeline.RxPoll}},
-		{name: "native/4 queues/spin", queues: 4, cfg: pipeline.AFXDPConfig{Mode: pipeline.XDPNative, RxMode: pipeline.RxSpin}},
-		{name: "generic/3 queues/spin", queues: 3, cfg: pipeline.AFXDPConfig{Mode: pipeline.XDPGeneric, RxMode: pipeline.RxSpin}},
+		{name: "native/2 queues/poll", queues: 2, cfg: source.AFXDPConfig{Mode: source.XDPNative, RxMode: source.RxPoll}},
+		{name: "generic/2 queues/poll", queues: 2, cfg: source.AFXDPConfig{Mode: source.XDPGeneric, RxMode: source.RxPoll}},
+		{name: "native/4 queues/spin", queues: 4, cfg: source.AFXDPConfig{Mode: source.XDPNative, RxMode: source.RxSpin}},
+		{name: "generic/3 queues/spin", queues: 3, cfg: source.AFXDPConfig{Mode: source.XDPGeneric, RxMode: source.RxSpin}},
 		{name: "native/2 queues/kernel drops", queues: 2, preload: true,
-			cfg: pipeline.AFXDPConfig{Mode: pipeline.XDPNative, RxMode: pipeline.RxPoll, Frames: 64, RingSize: 32, Batch: 16}},
+			cfg: source.AFXDPConfig{Mode: source.XDPNative, RxMode: source.RxPoll, Frames: 64, RingSize: 32, Batch: 16}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -52,8 +54,8 @@ func TestPipelineAFXDP(t *testing.T) {
 			want := expect(t, frames, workers)
 
 			cfg := tt.cfg
-			cfg.Iface, cfg.Workers = lab.Host, workers
-			src, err := pipeline.OpenAFXDP(cfg)
+			cfg.Iface = lab.Host
+			src, err := source.OpenAFXDP(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -69,12 +71,12 @@ func TestPipelineAFXDP(t *testing.T) {
 				t.Fatalf("the source opened %d queues, want all %d", n, tt.queues)
 			}
 			var rec recorders
-			e, err := queues.NewEngine(queues.EngineConfig{
-				Source:   src,
-				Steering: queues.SteerConfig{Workers: workers, Key: testKey},
-				Flags:    dissect.DefaultFlags,
-				Gates:    dissect.AllGates,
-				Consumer: rec.factory,
+			e, err := pipeline.NewEngine(pipeline.EngineConfig{
+				Source:      src,
+				Steering:    hash.SteerConfig{Workers: workers, Key: testKey},
+				Flags:       dissect.DefaultFlags,
+				Gates:       dissect.AllGates,
+				NewConsumer: rec.factory,
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -114,11 +116,11 @@ func TestPipelineAFXDP(t *testing.T) {
 			// Peer transmit queue that the sending stack picked by its
 			// flow hash; in generic mode (no NAPI on Host) the kernel takes
 			// that number minus one, so the last queue gets nothing.
-			if cfg.Mode == pipeline.XDPNative && len(got.perQueue) != tt.queues {
+			if cfg.Mode == source.XDPNative && len(got.perQueue) != tt.queues {
 				t.Errorf("frames came on %d of %d queues: %v", len(got.perQueue), tt.queues, got.perQueue)
 			}
 			t.Logf("rx %s; frames per queue %v, per worker %v; kernel drops %v",
-				src.(*pipeline.AFXDP).RxMode(), got.perQueue, got.perWorker, r.Stats.Accounting.KernelDrops)
+				src.(*source.AFXDP).RxMode(), got.perQueue, got.perWorker, r.Stats.Accounting.KernelDrops)
 		})
 	}
 }
@@ -236,7 +238,7 @@ func describe(r queues.Record) string {
 // the consumers got: sent frames were received or dropped by the kernel
 // (counted), received ones processed (nothing is dropped after the
 // source), and the queues', loops', workers' and dissectors' counters agree.
-func checkRunStats(tb testing.TB, st *queues.RunStats, got delivered, sent uint64, kernelDrops bool) {
+func checkRunStats(tb testing.TB, st *runstats.RunStats, got delivered, sent uint64, kernelDrops bool) {
 	tb.Helper()
 	acc := st.Accounting
 	if !acc.Balanced || acc.Received != acc.Processed || acc.Received != got.total {
@@ -316,17 +318,17 @@ func sumValues(m map[string]uint64) uint64 {
 // waitAccounted waits until the workers have taken, and the kernel dropped,
 // n frames in all, for timeout at most; the test then checks whether they
 // are the right ones.
-func waitAccounted(tb testing.TB, e *queues.Engine, n uint64, timeout time.Duration) {
+func waitAccounted(tb testing.TB, e *pipeline.Engine, n uint64, timeout time.Duration) {
 	tb.Helper()
 	var got uint64
 	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		s := e.Snapshot()
+		s := e.Stats()
 		got = 0
 		for _, w := range s.Workers {
 			got += w.Packets
 		}
 		for _, q := range s.Queues {
-			got += q.KernelDrops
+			got += q.Stats.KernelDrops()
 		}
 		if got >= n {
 			return

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/xdphash/xdphash/internal/vethlab"
-	"github.com/xdphash/xdphash/pipeline"
-	"github.com/xdphash/xdphash/queues"
+	"github.com/xdphash/xdphash/pipeline/source"
+	"github.com/xdphash/xdphash/runstats"
 )
 
 // TestRunKilled starts `xdphash run` on a lab's Host end, kills it with
@@ -37,7 +37,7 @@ func TestRunKilled(t *testing.T) {
 	if got := XDPAttached(t, lab.Host); got != "" {
 		t.Errorf("XDP program on %s after xdphash was killed: %q, want none", lab.Host, got)
 	}
-	src, err := pipeline.OpenAFXDP(pipeline.AFXDPConfig{Iface: lab.Host})
+	src, err := source.OpenAFXDP(source.AFXDPConfig{Iface: lab.Host})
 	if err != nil {
 		t.Fatalf("the killed run left %s unusable: %v", lab.Host, err)
 	}
@@ -160,7 +160,7 @@ func TestRunIfaceErrors(t *testing.T) {
 }
 
 // readRunStats decodes a --out file, refusing fields RunStats lacks.
-func readRunStats(tb testing.TB, path string) *queues.RunStats {
+func readRunStats(tb testing.TB, path string) *runstats.RunStats {
 	tb.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -168,7 +168,7 @@ func readRunStats(tb testing.TB, path string) *queues.RunStats {
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	var st queues.RunStats
+	var st runstats.RunStats
 	if err := dec.Decode(&st); err != nil {
 		tb.Fatalf("decode %s: %v", path, err)
 	}

@@ -13,4 +13,6 @@ var (
 	ErrRETA = errors.New("invalid indirection table")
 	// ErrCPU reports a negative CPU number in an RPS map.
 	ErrCPU = errors.New("negative CPU number")
+	// ErrSteering reports a steering configuration that cannot run.
+	ErrSteering = errors.New("invalid steering configuration")
 )

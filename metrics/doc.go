@@ -1,5 +1,5 @@
 // Package metrics exposes a run's counters to Prometheus: a collector over a
-// function that returns a [queues.RunStats] snapshot, so that the engine
+// function that returns a [runstats.RunStats] snapshot, so that the engine
 // need not know Prometheus, and [Serve], which serves it on /metrics.
 //
 // Metric names follow Prometheus conventions (a xdphash_ prefix, _total on

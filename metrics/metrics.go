@@ -15,7 +15,7 @@ import (
 
 	"github.com/xdphash/xdphash/dissect"
 	"github.com/xdphash/xdphash/fairness"
-	"github.com/xdphash/xdphash/queues"
+	"github.com/xdphash/xdphash/runstats"
 )
 
 // Errors of this package.
@@ -44,12 +44,12 @@ var (
 // Collector is a prometheus.Collector over run statistics snapshots: each
 // scrape calls the snapshot function once.
 type Collector struct {
-	snapshot func() queues.RunStats
+	snapshot func() *runstats.RunStats
 }
 
 // NewCollector returns a collector of the snapshots snapshot returns; it is
 // called from the scraping goroutine, so it must be safe to call from any.
-func NewCollector(snapshot func() queues.RunStats) *Collector {
+func NewCollector(snapshot func() *runstats.RunStats) *Collector {
 	return &Collector{snapshot: snapshot}
 }
 
@@ -89,9 +89,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(jain, fairness.Jain(qBytes), "queues")
 	gauge(jain, fairness.Jain(wBytes), "workers")
 	for key, n := range st.Accounting.Dropped {
-		stage, reason, ok := strings.Cut(key, "/")
+		stage, reason, ok := strings.Cut(string(key), "/")
 		if !ok {
-			stage, reason = "other", key
+			stage, reason = "other", string(key)
 		}
 		counter(drops, n, stage, reason)
 	}
@@ -110,7 +110,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 // done, and returns the address it listens on (with the port chosen when
 // addr's is 0). An address without a host means the loopback interface:
 // ":9100" listens on 127.0.0.1:9100; give "0.0.0.0:9100" to listen on all.
-func Serve(ctx context.Context, addr string, snapshot func() queues.RunStats) (string, error) {
+func Serve(ctx context.Context, addr string, snapshot func() *runstats.RunStats) (string, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return "", fmt.Errorf("serve metrics: %w %q: %w (hint: give host:port or :port)", ErrAddress, addr, err)

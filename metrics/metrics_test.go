@@ -15,27 +15,27 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/xdphash/xdphash/dissect"
-	"github.com/xdphash/xdphash/pipeline"
-	"github.com/xdphash/xdphash/queues"
+	"github.com/xdphash/xdphash/pipeline/source"
+	"github.com/xdphash/xdphash/runstats"
 )
 
 // sampleStats is a run of two queues and two workers.
-func sampleStats() queues.RunStats {
-	st := queues.RunStats{
-		SchemaVersion: queues.SchemaVersion,
-		Queues: []queues.QueueReport{
-			{Queue: 0, Stats: pipeline.QueueStats{Frames: 30, Bytes: 3000}},
-			{Queue: 1, Stats: pipeline.QueueStats{Frames: 10, Bytes: 1000}},
+func sampleStats() *runstats.RunStats {
+	st := &runstats.RunStats{
+		SchemaVersion: runstats.SchemaVersion,
+		Queues: []runstats.QueueReport{
+			{Queue: 0, Stats: source.QueueStats{Frames: 30, Bytes: 3000}},
+			{Queue: 1, Stats: source.QueueStats{Frames: 10, Bytes: 1000}},
 		},
-		Workers: []queues.WorkerReport{
-			{Worker: 0, Packets: 20, Bytes: 2000, Consumer: queues.ConsumerReport{
-				ConsumerStats: queues.ConsumerStats{Dequeued: 18, Backlog: 2, CEMarks: 1},
-				Flows:         queues.FlowReport{Jain: 0.5},
+		Workers: []runstats.WorkerReport{
+			{Worker: 0, Packets: 20, Bytes: 2000, Consumer: runstats.ConsumerReport{
+				ConsumerStats: runstats.ConsumerStats{Dequeued: 18, Backlog: 2, CEMarks: 1},
+				Flows:         runstats.FlowReport{Jain: 0.5},
 			}},
 			{Worker: 1, Packets: 20, Bytes: 2000},
 		},
-		Accounting: queues.Accounting{
-			Dropped:     map[string]uint64{"consumer/codel": 4, "ring/full": 2},
+		Accounting: runstats.Accounting{
+			Dropped:     map[runstats.DropReason]uint64{runstats.DropCodel: 4, runstats.DropRingFull: 2},
 			KernelDrops: map[string]uint64{"rx_ring_full": 7},
 		},
 	}

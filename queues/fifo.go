@@ -1,12 +1,10 @@
 package queues
 
+import "github.com/xdphash/xdphash/runstats"
+
 // DefaultFIFOLimit is pfifo's default limit: the device's txqueuelen, 1000
 // packets on Ethernet.
 const DefaultFIFOLimit = 1000
-
-func init() {
-	Consumers["fifo"] = func(int) Consumer { return NewFIFO(DefaultFIFOLimit) }
-}
 
 // FIFO is pfifo: one first-in first-out queue of at most Limit packets that
 // drops arrivals when full ("overlimit", tail drop). It serves every flow in
@@ -68,12 +66,17 @@ func (q *FIFO) Dequeue(_ int64, budget Budget, out []Record) []Record {
 // Backlog is the number of records queued.
 func (q *FIFO) Backlog() int { return q.n }
 
-// Stats returns the counters; the only drop reason is "overlimit".
-func (q *FIFO) Stats() ConsumerStats {
-	return ConsumerStats{
+// Stats returns the counters; the only drop reason is DropOverlimit.
+func (q *FIFO) Stats() runstats.ConsumerStats {
+	return runstats.ConsumerStats{
 		Enqueued: q.enqueued,
 		Dequeued: q.dequeued,
-		Drops:    map[string]uint64{"overlimit": q.dropped},
+		Drops:    map[runstats.DropReason]uint64{runstats.DropOverlimit: q.dropped},
 		Backlog:  q.n,
 	}
+}
+
+// Report is the counters alone: a fifo tells no flows apart.
+func (q *FIFO) Report() runstats.ConsumerReport {
+	return runstats.ConsumerReport{ConsumerStats: q.Stats()}
 }

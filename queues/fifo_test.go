@@ -2,7 +2,10 @@ package queues
 
 import (
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/xdphash/xdphash/runstats"
 )
 
 func TestFIFO(t *testing.T) {
@@ -34,10 +37,10 @@ func TestFIFO(t *testing.T) {
 				got = append(got, r.Arrival)
 			}
 			st := q.Stats()
-			if !slices.Equal(got, tt.wantOut) || st.Drops["overlimit"] != tt.wantDrops {
-				t.Errorf("served %v, dropped %d; want %v, %d", got, st.Drops["overlimit"], tt.wantOut, tt.wantDrops)
+			if !slices.Equal(got, tt.wantOut) || st.Drops[runstats.DropOverlimit] != tt.wantDrops {
+				t.Errorf("served %v, dropped %d; want %v, %d", got, st.Drops[runstats.DropOverlimit], tt.wantOut, tt.wantDrops)
 			}
-			if st.Enqueued != st.Dequeued+uint64(q.Backlog()) || uint64(len(recs)) != st.Enqueued+st.Drops["overlimit"] {
+			if st.Enqueued != st.Dequeued+uint64(q.Backlog()) || uint64(len(recs)) != st.Enqueued+st.Drops[runstats.DropOverlimit] {
 				t.Errorf("stats %+v with backlog %d do not add up", st, q.Backlog())
 			}
 		})
@@ -61,12 +64,15 @@ func TestFIFOWrap(t *testing.T) {
 	}
 }
 
-func TestConsumerRegistry(t *testing.T) {
-	f, ok := Consumers["fifo"]
-	if !ok || !slices.Contains(ConsumerNames(), "fifo") {
-		t.Fatalf("fifo not registered: %v", ConsumerNames())
+func TestConsumerNames(t *testing.T) {
+	mk, err := ConsumerConfig{}.New("fifo")
+	if err != nil || !slices.Contains(ConsumerNames, "fifo") {
+		t.Fatalf("fifo: %v (names %v)", err, ConsumerNames)
 	}
-	if _, ok := f(0).(*FIFO); !ok {
-		t.Errorf("fifo factory made a %T", f(0))
+	if _, ok := mk().(*FIFO); !ok {
+		t.Errorf("fifo maker made a %T", mk())
+	}
+	if _, err := (ConsumerConfig{}).New("red"); err == nil || !strings.Contains(err.Error(), "fq_codel") {
+		t.Errorf("New(red): %v, want an error naming the consumers", err)
 	}
 }

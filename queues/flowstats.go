@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/xdphash/xdphash/fairness"
+	"github.com/xdphash/xdphash/runstats"
 )
 
 // maxShares caps FlowReport.Shares: the flow slots of the default consumers,
@@ -146,9 +147,9 @@ func (s *FlowStats) flushRun() {
 // Report summarises the flows: Jain's index and the shares are over the
 // buckets that served traffic, the fairness the consumer's scheduler gives;
 // flows colliding in a bucket share its slot, as in the kernel.
-func (s *FlowStats) Report() FlowReport {
+func (s *FlowStats) Report() runstats.FlowReport {
 	s.flushRun()
-	r := FlowReport{Slots: len(s.buckets), Active: int(s.distinct.Estimate())}
+	r := runstats.FlowReport{Slots: len(s.buckets), Active: int(s.distinct.Estimate())}
 	var bytes []uint64
 	var total uint64
 	for _, b := range s.buckets {
@@ -168,7 +169,7 @@ func (s *FlowStats) Report() FlowReport {
 	}
 	for _, c := range s.top.Top() {
 		id := Record{Src: c.Key.Src, Dst: c.Key.Dst, AddrType: c.Key.AddrType}
-		r.Top = append(r.Top, TopFlow{
+		r.Top = append(r.Top, runstats.TopFlow{
 			Hash: c.Hash,
 			Src:  addrString(id.SrcAddr()), Dst: addrString(id.DstAddr()),
 			SPort: c.Key.SPort, DPort: c.Key.DPort, Proto: c.Key.Proto,

@@ -1,8 +1,6 @@
 package queues
 
-func init() {
-	Consumers["fq"], _ = ConsumerConfig{}.Factory("fq") // the defaults are valid
-}
+import "github.com/xdphash/xdphash/runstats"
 
 // fqInternalMax is how many packets fq's fast-path FIFO may hold before
 // fq_fastpath_check refuses it ("we want Fair Queue mode under pressure").
@@ -219,16 +217,18 @@ func (q *FQ) dequeue(now int64) (int32, uint32) {
 // Backlog is the number of packets queued.
 func (q *FQ) Backlog() int { return q.qlen }
 
-// Stats returns the counters. Drop reasons: "overlimit" (the band's packet
-// limit) and "flow_limit" (the flow's).
-func (q *FQ) Stats() ConsumerStats {
-	return ConsumerStats{
+// Stats returns the counters. Drop reasons: DropOverlimit (the band's packet
+// limit) and DropFQFlowLimit (the flow's).
+func (q *FQ) Stats() runstats.ConsumerStats {
+	return runstats.ConsumerStats{
 		Enqueued: q.enqueued,
 		Dequeued: q.dequeued,
-		Drops:    map[string]uint64{"overlimit": q.dropLimit, "flow_limit": q.dropFlowLim},
+		Drops:    map[runstats.DropReason]uint64{runstats.DropOverlimit: q.dropLimit, runstats.DropFQFlowLimit: q.dropFlowLim},
 		Backlog:  q.qlen,
 	}
 }
 
 // Report is Stats with the flows' fairness and the sojourn times.
-func (q *FQ) Report() ConsumerReport { return fairReport(q.Stats(), q.flowStats, q.maxBacklog) }
+func (q *FQ) Report() runstats.ConsumerReport {
+	return fairReport(q.Stats(), q.flowStats, q.maxBacklog)
+}

@@ -3,6 +3,8 @@ package queues
 import (
 	"testing"
 	"time"
+
+	"github.com/xdphash/xdphash/runstats"
 )
 
 // TestFQLimits offers one flow's packets all at once: the first 8 take the
@@ -28,7 +30,7 @@ func TestFQLimits(t *testing.T) {
 			}
 			q.Enqueue(fairRecs(6, tt.offered, 500), 0)
 			s := q.Stats()
-			if s.Drops["flow_limit"] != tt.flowLimit || s.Drops["overlimit"] != tt.overlimit {
+			if s.Drops[runstats.DropFQFlowLimit] != tt.flowLimit || s.Drops[runstats.DropOverlimit] != tt.overlimit {
 				t.Errorf("drops %v, want flow_limit %d, overlimit %d", s.Drops, tt.flowLimit, tt.overlimit)
 			}
 			if q.internalLen != fqInternalMax {

@@ -1,10 +1,9 @@
 package queues
 
-import "github.com/xdphash/xdphash/hash"
-
-func init() {
-	Consumers["fq_codel"], _ = ConsumerConfig{}.Factory("fq_codel") // the defaults are valid
-}
+import (
+	"github.com/xdphash/xdphash/hash"
+	"github.com/xdphash/xdphash/runstats"
+)
 
 // skbOverhead is what fq_codel's memory limit charges a packet beyond its
 // length: SKB_TRUESIZE's struct sk_buff and skb_shared_info, 256 + 320 bytes
@@ -301,19 +300,21 @@ func (q *FQCodel) codelControl(f *fqCodelFlow, p int32, drop bool, now codelTime
 // Backlog is the number of packets queued.
 func (q *FQCodel) Backlog() int { return q.qlen }
 
-// Stats returns the counters. Drop reasons: "codel" (CoDel's control law),
-// "overlimit" (over the packet limit) and "overmemory" (over the memory
+// Stats returns the counters. Drop reasons: DropCodel (CoDel's control law),
+// DropOverlimit (over the packet limit) and DropOvermemory (over the memory
 // limit; the kernel counts these in both drop_overlimit and
 // drop_overmemory, here they are apart so that the reasons add up).
-func (q *FQCodel) Stats() ConsumerStats {
-	return ConsumerStats{
+func (q *FQCodel) Stats() runstats.ConsumerStats {
+	return runstats.ConsumerStats{
 		Enqueued: q.enqueued,
 		Dequeued: q.dequeued,
-		Drops:    map[string]uint64{"codel": q.dropCodel, "overlimit": q.dropOverlimit, "overmemory": q.dropOvermemory},
+		Drops:    map[runstats.DropReason]uint64{runstats.DropCodel: q.dropCodel, runstats.DropOverlimit: q.dropOverlimit, runstats.DropOvermemory: q.dropOvermemory},
 		CEMarks:  q.ceMarks,
 		Backlog:  q.qlen,
 	}
 }
 
 // Report is Stats with the flows' fairness and the sojourn times.
-func (q *FQCodel) Report() ConsumerReport { return fairReport(q.Stats(), q.flowStats, q.maxBacklog) }
+func (q *FQCodel) Report() runstats.ConsumerReport {
+	return fairReport(q.Stats(), q.flowStats, q.maxBacklog)
+}

@@ -1,13 +1,11 @@
 package queues
 
 import (
-	"context"
-	"fmt"
 	"testing"
 	"time"
 
 	"github.com/xdphash/xdphash/dissect"
-	"github.com/xdphash/xdphash/pipeline"
+	"github.com/xdphash/xdphash/runstats"
 )
 
 // fairRec is a packet of flow f (0 to 1023) of n bytes: its hash puts it in
@@ -35,7 +33,6 @@ func fairRecs(f, n int, size uint32) []Record {
 // fairConsumer is what the tests need of fq and fq_codel.
 type fairConsumer interface {
 	Consumer
-	ConsumerReporter
 }
 
 // fairConsumers are the consumers the shared tests run against, with the
@@ -195,7 +192,7 @@ func TestCoDelDropsAfterInterval(t *testing.T) {
 		for ms := int64(1); ms <= 300; ms++ {
 			q.Dequeue(ms*int64(time.Millisecond), Budget{Packets: 1}, nil)
 			s := q.Stats()
-			if n := s.Drops["codel"] + s.CEMarks; n != last {
+			if n := s.Drops[runstats.DropCodel] + s.CEMarks; n != last {
 				signals = append(signals, ms)
 				last = n
 			}
@@ -212,7 +209,7 @@ func TestCoDelDropsAfterInterval(t *testing.T) {
 			t.Errorf("ecn %v: drops or marks at %v ms, want %v", ecn, signals, want)
 		}
 		s := q.Stats()
-		if ecn && (s.Drops["codel"] != 0 || s.CEMarks != 3) || !ecn && (s.Drops["codel"] != 3 || s.CEMarks != 0) {
+		if ecn && (s.Drops[runstats.DropCodel] != 0 || s.CEMarks != 3) || !ecn && (s.Drops[runstats.DropCodel] != 3 || s.CEMarks != 0) {
 			t.Errorf("ecn %v: %+v", ecn, s)
 		}
 		checkConsumerAccounting(t, q, 400)
@@ -241,8 +238,8 @@ func TestCoDelNotBefore(t *testing.T) {
 	for t := int64(110); t <= 200; t++ {
 		q.Dequeue(t*ms, Budget{Packets: 1}, nil)
 	}
-	if s := q.Stats(); s.Drops["codel"] != 0 {
-		t.Errorf("CoDel dropped %d packets: %+v", s.Drops["codel"], s)
+	if s := q.Stats(); s.Drops[runstats.DropCodel] != 0 {
+		t.Errorf("CoDel dropped %d packets: %+v", s.Drops[runstats.DropCodel], s)
 	}
 	checkConsumerAccounting(t, q, 200)
 }
@@ -258,7 +255,7 @@ func TestFattestFlowDrop(t *testing.T) {
 		load     []flowLoad // enqueued in order
 		fat      int        // the flow dropped from
 		drops    uint64
-		reason   string
+		reason   runstats.DropReason
 		backlogs map[int]int // packets left per flow
 	}{
 		{
@@ -267,7 +264,7 @@ func TestFattestFlowDrop(t *testing.T) {
 			name: "half the backlog",
 			cfg:  ConsumerConfig{Limit: 100},
 			load: []flowLoad{{1, 80, 1000}, {2, 21, 100}},
-			fat:  1, drops: 40, reason: "overlimit",
+			fat:  1, drops: 40, reason: runstats.DropOverlimit,
 			backlogs: map[int]int{1: 40, 2: 21},
 		},
 		{
@@ -275,7 +272,7 @@ func TestFattestFlowDrop(t *testing.T) {
 			name: "drop batch",
 			cfg:  ConsumerConfig{Limit: 200},
 			load: []flowLoad{{1, 150, 100}, {2, 51, 60}},
-			fat:  1, drops: 64, reason: "overlimit",
+			fat:  1, drops: 64, reason: runstats.DropOverlimit,
 			backlogs: map[int]int{1: 86, 2: 51},
 		},
 		{
@@ -283,7 +280,7 @@ func TestFattestFlowDrop(t *testing.T) {
 			name: "tie",
 			cfg:  ConsumerConfig{Limit: 20, DropBatch: 3},
 			load: []flowLoad{{7, 10, 500}, {5, 10, 500}, {9, 1, 100}},
-			fat:  5, drops: 3, reason: "overlimit",
+			fat:  5, drops: 3, reason: runstats.DropOverlimit,
 			backlogs: map[int]int{5: 7, 7: 10, 9: 1},
 		},
 		{
@@ -293,7 +290,7 @@ func TestFattestFlowDrop(t *testing.T) {
 			name: "memory limit",
 			cfg:  ConsumerConfig{MemoryLimit: 100000},
 			load: []flowLoad{{1, 64, 1000}},
-			fat:  1, drops: 32, reason: "overmemory",
+			fat:  1, drops: 32, reason: runstats.DropOvermemory,
 			backlogs: map[int]int{1: 32},
 		},
 	}
@@ -383,12 +380,12 @@ func TestConsumerConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f, err := tt.cfg.Factory(tt.consumer)
+			mk, err := tt.cfg.New(tt.consumer)
 			if (err == nil) != tt.ok {
-				t.Fatalf("Factory(%q): error %v, want ok %v", tt.consumer, err, tt.ok)
+				t.Fatalf("New(%q): error %v, want ok %v", tt.consumer, err, tt.ok)
 			}
-			if err == nil && f(0) == nil {
-				t.Errorf("factory made no consumer")
+			if err == nil && mk() == nil {
+				t.Errorf("New made no consumer")
 			}
 		})
 	}
@@ -404,9 +401,9 @@ func TestConsumerConfig(t *testing.T) {
 	if fp.quantum != 3028 || fp.initialQuantum != 15140 || fp.limit != 10000 || fp.flowLimit != 100 || fp.orphanMask != 1023 {
 		t.Errorf("fq defaults %+v", fp)
 	}
-	for _, name := range []string{"fq", "fq_codel"} {
-		if Consumers[name] == nil || Consumers[name](0) == nil {
-			t.Errorf("%s is not registered", name)
+	for _, name := range ConsumerNames {
+		if mk, err := (ConsumerConfig{}).New(name); err != nil || mk() == nil {
+			t.Errorf("%s: New: %v", name, err)
 		}
 	}
 }
@@ -421,11 +418,11 @@ func BenchmarkFQCodelWorker(b *testing.B) {
 }
 
 func benchmarkWorker(b *testing.B, name string) {
-	f, err := ConsumerConfig{}.Factory(name)
+	mk, err := ConsumerConfig{}.New(name)
 	if err != nil {
 		b.Fatal(err)
 	}
-	c := f(0)
+	c := mk()
 	const batch = 64
 	recs := benchRecords(64 * batch)
 	out := make([]Record, 0, batch)
@@ -466,111 +463,4 @@ func fmix32(h uint32) uint32 {
 	h *= 0xc2b2ae35
 	h ^= h >> 16
 	return h
-}
-
-// BenchmarkPipelineConsumers is BenchmarkPipeline (the default synthetic
-// profile, 2 workers served at "max") with each consumer behind the
-// workers: what fq and fq_codel cost the whole pipeline against fifo. With
-// 2 receive queues the two receive loops keep both processors of a 2-core
-// machine busy, and every nanosecond a worker spends is taken from them;
-// with 1, the workers share the processor the receive loop leaves them. On
-// the virtual clock the rings are lossless, so Mpps is the pipeline's
-// capacity; on the wall clock the rings drop when a worker falls behind.
-func BenchmarkPipelineConsumers(b *testing.B) {
-	for _, clock := range []string{"virtual", "wall"} {
-		for _, queues := range []int{2, 1} {
-			for _, name := range []string{"fifo", "fq", "fq_codel"} {
-				b.Run(fmt.Sprintf("%s/queues=%d/%s", clock, queues, name), func(b *testing.B) {
-					factory, err := ConsumerConfig{}.Factory(name)
-					if err != nil {
-						b.Fatal(err)
-					}
-					benchPipeline(b, "default", queues, clock == "virtual", factory)
-				})
-			}
-		}
-	}
-}
-
-// feedRecorder is a fifo without limit that keeps all it was fed, for
-// BenchmarkConsumerOnPipeline.
-type feedRecorder struct {
-	recs   []Record
-	served int
-}
-
-func (c *feedRecorder) Enqueue(recs []Record, _ int64) { c.recs = append(c.recs, recs...) }
-
-func (c *feedRecorder) Dequeue(_ int64, b Budget, out []Record) []Record {
-	n := len(c.recs) - c.served
-	if b.Packets > 0 {
-		n = min(n, b.Packets)
-	}
-	out = append(out, c.recs[c.served:c.served+n]...)
-	c.served += n
-	return out
-}
-
-func (c *feedRecorder) Backlog() int { return len(c.recs) - c.served }
-
-func (c *feedRecorder) Stats() ConsumerStats {
-	return ConsumerStats{Enqueued: uint64(len(c.recs)), Dequeued: uint64(c.served)}
-}
-
-// pipelineRecords runs n frames of the default synthetic profile through
-// the in-memory pipeline of BenchmarkPipelineConsumers and returns the
-// records worker 0 was fed, in order.
-func pipelineRecords(tb testing.TB, n int) []Record {
-	rec := &feedRecorder{}
-	e, err := NewEngine(EngineConfig{
-		Source:   syntheticSource(tb, "default", pipeline.SyntheticConfig{Queues: 2, Count: uint64(n)}),
-		Steering: SteerConfig{Workers: 2, Key: testKey},
-		Flags:    dissect.DefaultFlags,
-		Gates:    dissect.AllGates,
-		Consumer: func(w int) Consumer {
-			if w == 0 {
-				return rec
-			}
-			return &feedRecorder{}
-		},
-		Virtual: true,
-	})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if _, err := e.Run(context.Background()); err != nil {
-		tb.Fatal(err)
-	}
-	return rec.recs
-}
-
-// BenchmarkConsumerOnPipeline is each consumer alone, as a worker of
-// BenchmarkPipelineConsumers runs it at "max": fed the records that worker
-// gets (the default synthetic profile, with its few one-flow frames among
-// thousands of flows) in chunks of feedChunk, and served to empty after
-// each. Its ns/packet against fifo's is what the consumer adds to the
-// pipeline's time per packet (ns/op is per packet), without the noise of the pipeline's
-// goroutines sharing two processors.
-func BenchmarkConsumerOnPipeline(b *testing.B) {
-	recs := pipelineRecords(b, 1<<19)
-	for _, name := range []string{"fifo", "fq", "fq_codel"} {
-		b.Run(name, func(b *testing.B) {
-			f, err := ConsumerConfig{}.Factory(name)
-			if err != nil {
-				b.Fatal(err)
-			}
-			c := f(0)
-			out := make([]Record, 0, serveChunk)
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i, n := 0, 0; n < b.N; i++ {
-				off := (i * feedChunk) % (len(recs) - feedChunk)
-				chunk := recs[off : off+feedChunk]
-				now := chunk[len(chunk)-1].Arrival
-				c.Enqueue(chunk, now)
-				out = c.Dequeue(now, Budget{Packets: serveChunk}, out[:0])
-				n += feedChunk
-			}
-		})
-	}
 }

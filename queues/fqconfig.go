@@ -2,6 +2,7 @@ package queues
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -171,33 +172,32 @@ func (c ConsumerConfig) fq() (fqParams, error) {
 	}, nil
 }
 
-// Factory returns the factory of consumer name configured by c, for
-// EngineConfig.Consumer: fq, fq_codel, or fifo (which takes only Limit).
-// Other registered consumers are returned with their defaults.
-func (c ConsumerConfig) Factory(name string) (ConsumerFactory, error) {
+// ConsumerNames are the consumers New builds, the values of --consumer.
+var ConsumerNames = []string{"fifo", "fq", "fq_codel"}
+
+// New returns a maker of consumer name configured by c, one consumer per
+// call: fifo (which takes only Limit), fq or fq_codel. It checks c once, so
+// that the maker cannot fail.
+func (c ConsumerConfig) New(name string) (func() Consumer, error) {
 	switch name {
 	case "fq_codel":
 		p, err := c.fqCodel()
 		if err != nil {
 			return nil, err
 		}
-		return func(int) Consumer { return newFQCodel(p) }, nil
+		return func() Consumer { return newFQCodel(p) }, nil
 	case "fq":
 		p, err := c.fq()
 		if err != nil {
 			return nil, err
 		}
-		return func(int) Consumer { return newFQ(p) }, nil
+		return func() Consumer { return newFQ(p) }, nil
 	case "fifo":
 		if c.Limit < 0 {
 			return nil, fmt.Errorf("configure fifo: %w: limit %d packets", ErrConfig, c.Limit)
 		}
 		limit := or(c.Limit, DefaultFIFOLimit)
-		return func(int) Consumer { return NewFIFO(limit) }, nil
+		return func() Consumer { return NewFIFO(limit) }, nil
 	}
-	f, ok := Consumers[name]
-	if !ok {
-		return nil, fmt.Errorf("configure consumer: %w: no consumer %q (hint: one of %v)", ErrConfig, name, ConsumerNames())
-	}
-	return f, nil
+	return nil, fmt.Errorf("configure consumer: %w: no consumer %q (hint: one of %s)", ErrConfig, name, strings.Join(ConsumerNames, ", "))
 }

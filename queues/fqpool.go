@@ -1,5 +1,7 @@
 package queues
 
+import "github.com/xdphash/xdphash/runstats"
+
 // The storage the fair consumers (fq, fq_codel) share: a pool of queued
 // packets with per-flow FIFOs threaded through it, and lists of flows. Both
 // are index-linked slices rather than pointers or container/list, so that
@@ -121,8 +123,8 @@ func (l *flowList) pop(next []int32) int32 {
 
 // fairReport is the ConsumerReport of a fair consumer: its counters, its
 // flows' fairness and its sojourn times.
-func fairReport(st ConsumerStats, fs *FlowStats, maxBacklog int) ConsumerReport {
-	return ConsumerReport{ConsumerStats: st, Flows: fs.Report(), SojournNs: fs.SojournNs(), MaxBacklog: maxBacklog}
+func fairReport(st runstats.ConsumerStats, fs *FlowStats, maxBacklog int) runstats.ConsumerReport {
+	return runstats.ConsumerReport{ConsumerStats: st, Flows: fs.Report(), SojournNs: fs.SojournNs(), MaxBacklog: maxBacklog}
 }
 
 // underBudget reports whether a Dequeue that has served pkts packets and

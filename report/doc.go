@@ -1,5 +1,5 @@
 // Package report turns the run statistics `xdphash run --out` writes
-// ([queues.RunStats]) into fairness measures ([Compute], [Measures]) and
+// ([runstats.RunStats]) into fairness measures ([Compute], [Measures]) and
 // renders them: a terminal table ([WriteText]), one self-contained HTML page
 // of charts drawn with gonum/plot as inline SVG ([WriteHTML]), or JSON
 // ([WriteJSON]).

@@ -6,7 +6,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/xdphash/xdphash/queues"
+	"github.com/xdphash/xdphash/runstats"
 )
 
 // WriteHTML writes the report of st as one self-contained HTML page: the
@@ -14,7 +14,7 @@ import (
 // share, imbalance against balls into bins, the per-flow share distribution,
 // queue depth and drops over time) as inline SVG, and the tables of
 // WriteText. The page loads nothing from anywhere.
-func WriteHTML(w io.Writer, st *queues.RunStats) error {
+func WriteHTML(w io.Writer, st *runstats.RunStats) error {
 	m := Compute(st)
 	return m.WriteHTML(w)
 }

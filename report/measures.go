@@ -4,12 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
 	"slices"
 	"time"
 
 	"github.com/xdphash/xdphash/fairness"
-	"github.com/xdphash/xdphash/queues"
+	"github.com/xdphash/xdphash/runstats"
 )
 
 // SchemaVersion is the version of the Measures JSON. Bump it when a field
@@ -137,7 +136,7 @@ type ConsumerMeasures struct {
 	MaxBacklog int               `json:"max_backlog"`
 	SojournNs  map[string]int64  `json:"sojourn_ns,omitempty"`
 	// Top is the heaviest flows, heaviest first.
-	Top []queues.TopFlow `json:"top,omitempty"`
+	Top []runstats.TopFlow `json:"top,omitempty"`
 }
 
 // Window is one window of the run's timeline.
@@ -150,19 +149,19 @@ type Window struct {
 }
 
 // Read decodes run statistics written by `xdphash run --out`.
-func Read(r io.Reader) (*queues.RunStats, error) {
-	var st queues.RunStats
+func Read(r io.Reader) (*runstats.RunStats, error) {
+	var st runstats.RunStats
 	if err := json.NewDecoder(r).Decode(&st); err != nil {
 		return nil, fmt.Errorf("read run statistics: %w", err)
 	}
-	if st.SchemaVersion != queues.SchemaVersion {
-		return nil, fmt.Errorf("read run statistics: %w: version %d, want %d (hint: report with the xdphash that ran)", ErrSchema, st.SchemaVersion, queues.SchemaVersion)
+	if st.SchemaVersion != runstats.SchemaVersion {
+		return nil, fmt.Errorf("read run statistics: %w: version %d, want %d (hint: report with the xdphash that ran)", ErrSchema, st.SchemaVersion, runstats.SchemaVersion)
 	}
 	return &st, nil
 }
 
 // WriteJSON writes the measures of st as indented JSON.
-func WriteJSON(w io.Writer, st *queues.RunStats) error {
+func WriteJSON(w io.Writer, st *runstats.RunStats) error {
 	m := Compute(st)
 	return m.WriteJSON(w)
 }
@@ -178,7 +177,7 @@ func (m *Measures) WriteJSON(w io.Writer) error {
 }
 
 // Compute works out the measures of a run.
-func Compute(st *queues.RunStats) Measures {
+func Compute(st *runstats.RunStats) Measures {
 	m := Measures{
 		SchemaVersion:    SchemaVersion,
 		RunSchemaVersion: st.SchemaVersion,
@@ -191,7 +190,9 @@ func Compute(st *queues.RunStats) Measures {
 		Processed: st.Accounting.Processed,
 		Balanced:  st.Accounting.Balanced,
 	}
-	maps.Copy(m.Drops, st.Accounting.Dropped)
+	for reason, n := range st.Accounting.Dropped {
+		m.Drops[string(reason)] += n
+	}
 	for reason, n := range st.Accounting.KernelDrops {
 		m.Drops["kernel/"+reason] += n
 	}
@@ -228,7 +229,7 @@ func Compute(st *queues.RunStats) Measures {
 
 // servedBytes is the bytes worker w's consumer served, from the windows;
 // without windows, the bytes the worker took off its rings.
-func servedBytes(st *queues.RunStats, w int) uint64 {
+func servedBytes(st *runstats.RunStats, w int) uint64 {
 	if len(st.Windows) == 0 {
 		return st.Workers[w].Bytes
 	}
@@ -299,7 +300,7 @@ func reachableSlots(steer, consumer string, workers, slots int) int {
 	return slots
 }
 
-func consumerMeasures(w *queues.WorkerReport, bytes uint64, reachable int) ConsumerMeasures {
+func consumerMeasures(w *runstats.WorkerReport, bytes uint64, reachable int) ConsumerMeasures {
 	c := &w.Consumer
 	f := &c.Flows
 	cm := ConsumerMeasures{
@@ -318,14 +319,10 @@ func consumerMeasures(w *queues.WorkerReport, bytes uint64, reachable int) Consu
 		cm.FairShare = 1 / float64(f.Served)
 	}
 	for reason, n := range w.Drops {
-		stage := "worker/"
-		if reason == "ring_full" {
-			stage, reason = "ring/", "full"
-		}
-		cm.Drops[stage+reason] += n
+		cm.Drops[string(reason)] += n
 	}
 	for reason, n := range c.Drops {
-		cm.Drops["consumer/"+reason] += n
+		cm.Drops[string(reason)] += n
 	}
 	return cm
 }

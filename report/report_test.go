@@ -12,8 +12,9 @@ import (
 	"github.com/xdphash/xdphash/dissect"
 	"github.com/xdphash/xdphash/fairness"
 	"github.com/xdphash/xdphash/hash"
-	"github.com/xdphash/xdphash/pipeline"
+	"github.com/xdphash/xdphash/pipeline/source"
 	"github.com/xdphash/xdphash/queues"
+	"github.com/xdphash/xdphash/runstats"
 )
 
 // fmix32 is MurmurHash3's finaliser, the flows' stand-in hash.
@@ -33,34 +34,34 @@ func fmix32(h uint32) uint32 {
 // bytes every 1 to 8 ms; each worker serves 45 packets per millisecond, which
 // overloads the elephant's worker; windows of 100 ms. It returns the run
 // statistics as `xdphash run --out` writes them.
-func simulatedRun(tb testing.TB, flows, workers, nqueues int, duration time.Duration) *queues.RunStats {
+func simulatedRun(tb testing.TB, flows, workers, nqueues int, duration time.Duration) *runstats.RunStats {
 	tb.Helper()
 	const window = 100 * time.Millisecond
-	factory, err := queues.ConsumerConfig{}.Factory("fq_codel")
+	mk, err := queues.ConsumerConfig{}.New("fq_codel")
 	if err != nil {
 		tb.Fatal(err)
 	}
-	st := &queues.RunStats{
-		SchemaVersion: queues.SchemaVersion,
+	st := &runstats.RunStats{
+		SchemaVersion: runstats.SchemaVersion,
 		Started:       time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
 		DurationNs:    int64(duration),
-		Config: queues.RunConfig{
+		Config: runstats.RunConfig{
 			Source: "synthetic:test", Hash: "kernel", Steer: "rps", Consumer: "fq_codel",
 			Workers: workers, WindowNs: int64(window), Flows: queues.DefaultFlows,
 		},
-		Accounting: queues.Accounting{Dropped: map[string]uint64{}, KernelDrops: map[string]uint64{}},
+		Accounting: runstats.Accounting{Dropped: map[runstats.DropReason]uint64{}, KernelDrops: map[string]uint64{}},
 	}
 	cons := make([]queues.Consumer, workers)
 	for w := range cons {
-		cons[w] = factory(w)
+		cons[w] = mk()
 	}
-	st.Queues = make([]queues.QueueReport, nqueues)
+	st.Queues = make([]runstats.QueueReport, nqueues)
 	for q := range st.Queues {
-		st.Queues[q] = queues.QueueReport{Queue: q, Steered: make([]uint64, workers)}
+		st.Queues[q] = runstats.QueueReport{Queue: q, Steered: make([]uint64, workers)}
 	}
-	st.Workers = make([]queues.WorkerReport, workers)
-	newWindow := func(start int64) queues.WindowReport {
-		return queues.WindowReport{
+	st.Workers = make([]runstats.WorkerReport, workers)
+	newWindow := func(start int64) runstats.WindowReport {
+		return runstats.WindowReport{
 			StartNs:      start,
 			QueuePackets: make([]uint64, nqueues), QueueBytes: make([]uint64, nqueues),
 			WorkerPackets: make([]uint64, workers), WorkerBytes: make([]uint64, workers),
@@ -134,35 +135,31 @@ func simulatedRun(tb testing.TB, flows, workers, nqueues int, duration time.Dura
 		win.WorkerDrops[w] = consumerDrops(w) - lastDrops[w]
 	}
 	st.Windows = append(st.Windows, win)
-	acc := &st.Accounting
 	for w := range workers {
-		rep := cons[w].(queues.ConsumerReporter).Report()
 		st.Workers[w].Worker, st.Workers[w].CPU = w, -1
-		st.Workers[w].Drops = map[string]uint64{"ring_full": 0, "flow_limit": 0}
-		st.Workers[w].Consumer = rep
-		acc.Received += st.Workers[w].Packets
-		acc.Processed += rep.Dequeued + uint64(rep.Backlog)
-		for reason, n := range rep.Drops {
-			acc.Dropped["consumer/"+reason] += n
-		}
+		st.Workers[w].Drops = map[runstats.DropReason]uint64{runstats.DropRingFull: 0, runstats.DropFlowLimit: 0}
+		st.Workers[w].Consumer = cons[w].Report()
 	}
-	acc.Balanced = true
+	st.Account()
+	if !st.Accounting.Balanced {
+		tb.Fatalf("the simulated run does not balance: %+v", st.Accounting)
+	}
 	return st
 }
 
 // TestComputeByHand checks the measures of a run small enough to work out.
 func TestComputeByHand(t *testing.T) {
-	st := &queues.RunStats{
-		SchemaVersion: queues.SchemaVersion,
-		Queues: []queues.QueueReport{
+	st := &runstats.RunStats{
+		SchemaVersion: runstats.SchemaVersion,
+		Queues: []runstats.QueueReport{
 			{Queue: 0, Stats: statsOf(3, 300)},
 			{Queue: 1, Stats: statsOf(1, 100)},
 		},
-		Workers: []queues.WorkerReport{
-			{Worker: 0, Packets: 2, Bytes: 200, Consumer: queues.ConsumerReport{Flows: queues.FlowReport{Active: 1}}},
-			{Worker: 1, Packets: 2, Bytes: 200, Consumer: queues.ConsumerReport{Flows: queues.FlowReport{Active: 1}}},
+		Workers: []runstats.WorkerReport{
+			{Worker: 0, Packets: 2, Bytes: 200, Consumer: runstats.ConsumerReport{Flows: runstats.FlowReport{Active: 1}}},
+			{Worker: 1, Packets: 2, Bytes: 200, Consumer: runstats.ConsumerReport{Flows: runstats.FlowReport{Active: 1}}},
 		},
-		Accounting: queues.Accounting{KernelDrops: map[string]uint64{"rx_ring_full": 5}},
+		Accounting: runstats.Accounting{KernelDrops: map[string]uint64{"rx_ring_full": 5}},
 	}
 	m := Compute(st)
 	// Queues: bytes 300 and 100: Jain 400²/(2·(300²+100²)) = 0.8, max/mean
@@ -179,8 +176,8 @@ func TestComputeByHand(t *testing.T) {
 	}
 }
 
-func statsOf(frames, bytes uint64) pipeline.QueueStats {
-	return pipeline.QueueStats{Frames: frames, Bytes: bytes}
+func statsOf(frames, bytes uint64) source.QueueStats {
+	return source.QueueStats{Frames: frames, Bytes: bytes}
 }
 
 // TestVerdict checks whose fault the report says an imbalance is.

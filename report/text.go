@@ -11,14 +11,14 @@ import (
 	"time"
 
 	"github.com/xdphash/xdphash/fairness"
-	"github.com/xdphash/xdphash/queues"
+	"github.com/xdphash/xdphash/runstats"
 )
 
 // WriteText writes the report of st as terminal tables: the run, the load
 // per receive queue and per worker with their fairness against the
 // balls-into-bins expectation, the flows inside each consumer, the top
 // flows, and the drops.
-func WriteText(w io.Writer, st *queues.RunStats) error {
+func WriteText(w io.Writer, st *runstats.RunStats) error {
 	m := Compute(st)
 	return m.WriteText(w)
 }

@@ -9,7 +9,8 @@ import (
 	"github.com/xdphash/xdphash/dissect"
 	"github.com/xdphash/xdphash/hash"
 	"github.com/xdphash/xdphash/pipeline"
-	"github.com/xdphash/xdphash/queues"
+	"github.com/xdphash/xdphash/pipeline/source"
+	"github.com/xdphash/xdphash/runstats"
 )
 
 // Memory flatness: after the warm-up (the first WarmupFraction of the
@@ -45,15 +46,15 @@ const (
 //     the same redirect failures, and the peer's refused frames, in host
 //     rx_dropped = AF_XDP drops + peer tx_dropped.
 //  4. engine: received = processed (served or still queued in a consumer)
-//     + ring full + flow limit + consumer drops (queues.Accounting).
-func checkAccounting(sent uint64, l LinkDeltas, st *queues.RunStats) Check {
+//     + ring full + flow limit + consumer drops (runstats.Accounting).
+func checkAccounting(sent uint64, l LinkDeltas, st *runstats.RunStats) Check {
 	c := Check{Name: "accounting: sent = received + every counted drop"}
 	if st == nil {
 		c.Detail = "no run statistics"
 		return c
 	}
 	a := st.Accounting
-	var xsk pipeline.QueueStats
+	var xsk source.QueueStats
 	for _, q := range st.Queues {
 		xsk.RxRingFull += q.Stats.RxRingFull
 		xsk.RxDropped += q.Stats.RxDropped
@@ -105,7 +106,7 @@ func checkAccounting(sent uint64, l LinkDeltas, st *queues.RunStats) Check {
 // checkSamples is checks (b) and (c): each sampled frame, dissected again by
 // the slow path and hashed with the run's key, gives the hash the receive
 // loop computed; and the worker it went to is the RPS map's CPU for that hash.
-func checkSamples(samples []queues.Sample, taken uint64, key hash.Key, workers int) (hashCheck, steerCheck Check, sum SampleSummary) {
+func checkSamples(samples []pipeline.Sample, taken uint64, key hash.Key, workers int) (hashCheck, steerCheck Check, sum SampleSummary) {
 	hashCheck = Check{Name: "hash: sampled frames hash as the offline dissector says"}
 	steerCheck = Check{Name: "steering: sampled worker = RPS map of the sampled hash"}
 	sum.Taken, sum.Checked = taken, len(samples)

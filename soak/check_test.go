@@ -7,7 +7,8 @@ import (
 	"github.com/xdphash/xdphash/dissect"
 	"github.com/xdphash/xdphash/hash"
 	"github.com/xdphash/xdphash/pipeline"
-	"github.com/xdphash/xdphash/queues"
+	"github.com/xdphash/xdphash/pipeline/source"
+	"github.com/xdphash/xdphash/runstats"
 )
 
 func TestCheckMemory(t *testing.T) {
@@ -51,18 +52,18 @@ func TestCheckMemory(t *testing.T) {
 }
 
 func TestCheckAccounting(t *testing.T) {
-	st := func(received, processed, ring, ringFull uint64) *queues.RunStats {
-		return &queues.RunStats{
-			Queues: []queues.QueueReport{{Stats: pipeline.QueueStats{RxRingFull: ringFull}}},
-			Accounting: queues.Accounting{Received: received, Processed: processed,
-				Dropped: map[string]uint64{"ring/full": ring}, Balanced: received == processed+ring},
+	st := func(received, processed, ring, ringFull uint64) *runstats.RunStats {
+		return &runstats.RunStats{
+			Queues: []runstats.QueueReport{{Stats: source.QueueStats{RxRingFull: ringFull}}},
+			Accounting: runstats.Accounting{Received: received, Processed: processed,
+				Dropped: map[runstats.DropReason]uint64{runstats.DropRingFull: ring}, Balanced: received == processed+ring},
 		}
 	}
 	for _, tt := range []struct {
 		name string
 		sent uint64
 		l    LinkDeltas
-		st   *queues.RunStats
+		st   *runstats.RunStats
 		want bool
 	}{
 		{"exact", 100, LinkDeltas{PeerTxPackets: 98, PeerTxDropped: 2, HostRxPackets: 98, HostRxDropped: 7}, st(93, 90, 3, 5), true},
@@ -83,16 +84,16 @@ func TestCheckAccounting(t *testing.T) {
 // them, then corrupts a hash and a worker.
 func TestCheckSamples(t *testing.T) {
 	key := hash.RandomKey()
-	steer, err := queues.NewSteering(queues.SteerConfig{Workers: 3, Key: key})
+	steer, err := hash.NewSteering(hash.SteerConfig{Workers: 3, Key: key})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var samples []queues.Sample
+	var samples []pipeline.Sample
 	var keys dissect.FlowKeys
 	for _, f := range corpus.Bases() {
 		dissect.DissectFrame(&keys, f.Data, dissect.DefaultFlags)
 		h, _ := steer.Hash(&keys)
-		samples = append(samples, queues.Sample{Queue: 1, Worker: steer.Worker(h, 1), Hash: h, Frame: f.Data})
+		samples = append(samples, pipeline.Sample{Queue: 1, Worker: steer.Worker(h, 1), Hash: h, Frame: f.Data})
 	}
 	hc, sc, _ := checkSamples(samples, uint64(len(samples)), key, 3)
 	if !hc.Pass || !sc.Pass {

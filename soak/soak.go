@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/xdphash/xdphash/pktgen"
-	"github.com/xdphash/xdphash/queues"
+	"github.com/xdphash/xdphash/runstats"
 )
 
 // Errors of a soak run.
@@ -41,13 +41,13 @@ type Config struct {
 	// programs on live frames, else afxdp.
 	Mode pktgen.Mode
 	// RingSize is the engine's receive loop -> worker ring size
-	// (netdev_max_backlog); 0 takes queues.DefaultRingSize.
+	// (netdev_max_backlog); 0 takes pipeline.DefaultRingSize.
 	RingSize int
 	// Threads is the generator's sending threads; 0 takes one per queue, as
 	// far as there are CPUs.
 	Threads int
 	// SampleEvery samples 1 frame in SampleEvery per receive loop for the
-	// hash and steering checks; 0 takes queues.DefaultSampleEvery.
+	// hash and steering checks; 0 takes pipeline.DefaultSampleEvery.
 	SampleEvery int
 	// Log, when set, gets the run's steps; Progress, when set, is called
 	// about once a second while the generator runs.
@@ -58,17 +58,17 @@ type Config struct {
 // Progress is the state of a running soak.
 type Progress struct {
 	Elapsed, Duration time.Duration
-	Engine            queues.Snapshot
+	Engine            *runstats.RunStats // the engine's statistics so far (Engine.Stats)
 }
 
 // Result is what a soak run measured and how its checks went.
 type Result struct {
-	Stats     *queues.RunStats `json:"-"`
-	Generator pktgen.Report    `json:"generator"`
-	Links     LinkDeltas       `json:"links"`
-	Memory    []MemPoint       `json:"memory"`
-	Samples   SampleSummary    `json:"samples"`
-	Checks    []Check          `json:"checks"`
+	Stats     *runstats.RunStats `json:"-"`
+	Generator pktgen.Report      `json:"generator"`
+	Links     LinkDeltas         `json:"links"`
+	Memory    []MemPoint         `json:"memory"`
+	Samples   SampleSummary      `json:"samples"`
+	Checks    []Check            `json:"checks"`
 }
 
 // Passed reports whether every check held.

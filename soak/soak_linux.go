@@ -14,8 +14,10 @@ import (
 	"github.com/xdphash/xdphash/internal/kernel"
 	"github.com/xdphash/xdphash/internal/vethlab"
 	"github.com/xdphash/xdphash/pipeline"
+	"github.com/xdphash/xdphash/pipeline/source"
 	"github.com/xdphash/xdphash/pktgen"
 	"github.com/xdphash/xdphash/queues"
+	"github.com/xdphash/xdphash/runstats"
 )
 
 // withDefaults fills cfg's zero fields and checks it.
@@ -36,7 +38,7 @@ func (cfg Config) withDefaults() (Config, error) {
 		cfg.Consumer = DefaultConsumer
 	}
 	if cfg.RingSize == 0 {
-		cfg.RingSize = queues.DefaultRingSize
+		cfg.RingSize = pipeline.DefaultRingSize
 	}
 	if cfg.Threads == 0 {
 		cpus, err := kernel.AllowedCPUs()
@@ -74,8 +76,7 @@ func Run(ctx context.Context, cfg Config) (_ *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
-	consumer, err := queues.ConsumerConfig{}.Factory(cfg.Consumer)
-	if err != nil {
+	if _, err := (queues.ConsumerConfig{}).New(cfg.Consumer); err != nil {
 		return nil, fmt.Errorf("configure soak: consumer %s: %w", cfg.Consumer, err)
 	}
 	log := cfg.Log
@@ -97,7 +98,11 @@ func Run(ctx context.Context, cfg Config) (_ *Result, err error) {
 		return nil, fmt.Errorf("prepare %s: %w", lab.Host, err)
 	}
 
-	src, err := pipeline.OpenAFXDP(pipeline.AFXDPConfig{Iface: lab.Host, Workers: cfg.Workers})
+	// The veth's receive work runs on the generator's CPUs, which it does
+	// not pin: the plan knows it shares the machine but places nothing.
+	plan := pipeline.PlanCPUs(pipeline.CPUInput{Loops: cfg.Queues, Workers: cfg.Workers, KernelFed: true})
+	log.Info("cpu plan", "plan", plan.String())
+	src, err := source.OpenAFXDP(source.AFXDPConfig{Iface: lab.Host, RxMode: plan.RxMode})
 	if err != nil {
 		return nil, err
 	}
@@ -106,16 +111,16 @@ func Run(ctx context.Context, cfg Config) (_ *Result, err error) {
 			err = fmt.Errorf("close AF_XDP source: %w", cerr)
 		}
 	}()
-	sampler, err := queues.NewSampler(queues.SamplerConfig{Loops: len(src.Queues()), Every: cfg.SampleEvery})
+	sampler, err := pipeline.NewSampler(pipeline.SamplerConfig{Loops: len(src.Queues()), Every: cfg.SampleEvery})
 	if err != nil {
 		return nil, err
 	}
 	key := hash.RandomKey()
-	engine, err := queues.NewEngine(queues.EngineConfig{
+	engine, err := pipeline.NewEngine(pipeline.EngineConfig{
 		Source:   src,
-		Steering: queues.SteerConfig{Workers: cfg.Workers, Key: key},
+		Steering: hash.SteerConfig{Workers: cfg.Workers, Key: key},
 		Flags:    dissect.DefaultFlags, Gates: dissect.AllGates,
-		RingSize: cfg.RingSize, Consumer: consumer, Sampler: sampler,
+		RingSize: cfg.RingSize, Consumer: cfg.Consumer, Sampler: sampler, Plan: &plan,
 	})
 	if err != nil {
 		return nil, err
@@ -133,7 +138,7 @@ func Run(ctx context.Context, cfg Config) (_ *Result, err error) {
 	engineCtx, stopEngine := context.WithCancel(context.Background())
 	defer stopEngine()
 	type runResult struct {
-		st  *queues.RunStats
+		st  *runstats.RunStats
 		err error
 	}
 	ran := make(chan runResult, 1)
@@ -180,14 +185,6 @@ func Run(ctx context.Context, cfg Config) (_ *Result, err error) {
 		// says what is off.
 		log.Warn("engine", "err", r.err)
 	}
-	c := &r.st.Config
-	c.Source, c.Consumer, c.HashKey = "afxdp:"+lab.Host, cfg.Consumer, key.String()
-	if x, ok := src.(interface{ RxMode() pipeline.RxMode }); ok {
-		c.RxMode = string(x.RxMode())
-	}
-	if cfg.Consumer != "fifo" {
-		c.Flows = queues.DefaultFlows
-	}
 	res.Stats = r.st
 	res.Links = LinkDeltas{
 		PeerTxPackets: peerAfter.TxPackets - peerBefore.TxPackets,
@@ -218,7 +215,7 @@ func linkCounters(lab *vethlab.Lab) (host, peer kernel.Link, err error) {
 // counted is either taken by a receive loop or counted as an AF_XDP drop, and
 // the host's counter has stopped moving, or DefaultDrainTimeout passes (the
 // accounting check then shows the frames still in flight).
-func drain(lab *vethlab.Lab, e *queues.Engine, hostBefore kernel.Link, log *slog.Logger) (host, peer kernel.Link, err error) {
+func drain(lab *vethlab.Lab, e *pipeline.Engine, hostBefore kernel.Link, log *slog.Logger) (host, peer kernel.Link, err error) {
 	deadline := time.Now().Add(DefaultDrainTimeout)
 	var lastRx uint64
 	for {
@@ -226,8 +223,8 @@ func drain(lab *vethlab.Lab, e *queues.Engine, hostBefore kernel.Link, log *slog
 			return host, peer, err
 		}
 		var seen uint64
-		for _, q := range e.Snapshot().Queues {
-			seen += q.Frames + q.KernelDrops
+		for _, q := range e.Stats().Queues {
+			seen += q.Stats.Frames + q.Stats.KernelDrops()
 		}
 		rx := host.RxPackets - hostBefore.RxPackets
 		if rx == seen && rx == lastRx {
@@ -244,7 +241,7 @@ func drain(lab *vethlab.Lab, e *queues.Engine, hostBefore kernel.Link, log *slog
 
 // watch samples memory and goroutines once a second, and reports progress,
 // until done closes.
-func watch(done <-chan struct{}, started time.Time, cfg Config, e *queues.Engine) []MemPoint {
+func watch(done <-chan struct{}, started time.Time, cfg Config, e *pipeline.Engine) []MemPoint {
 	points := make([]MemPoint, 0, int(cfg.Duration/time.Second)+2)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -257,7 +254,7 @@ func watch(done <-chan struct{}, started time.Time, cfg Config, e *queues.Engine
 			runtime.ReadMemStats(&ms)
 			points = append(points, MemPoint{ElapsedNs: int64(now.Sub(started)), HeapInuse: ms.HeapInuse, Sys: ms.Sys, Goroutines: runtime.NumGoroutine()})
 			if cfg.Progress != nil {
-				cfg.Progress(Progress{Elapsed: now.Sub(started), Duration: cfg.Duration, Engine: e.Snapshot()})
+				cfg.Progress(Progress{Elapsed: now.Sub(started), Duration: cfg.Duration, Engine: e.Stats()})
 			}
 		}
 	}

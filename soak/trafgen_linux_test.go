@@ -16,7 +16,8 @@ import (
 	"github.com/xdphash/xdphash/internal/testenv"
 	"github.com/xdphash/xdphash/internal/vethlab"
 	"github.com/xdphash/xdphash/pipeline"
-	"github.com/xdphash/xdphash/queues"
+	"github.com/xdphash/xdphash/pipeline/source"
+	"github.com/xdphash/xdphash/runstats"
 )
 
 // trafgenConfig writes frames as a trafgen packet configuration: one
@@ -78,18 +79,18 @@ func TestTrafgen(t *testing.T) {
 	const rounds = 20
 	n := rounds * len(frames)
 
-	src, err := pipeline.OpenAFXDP(pipeline.AFXDPConfig{Iface: lab.Host, Workers: 2})
+	src, err := source.OpenAFXDP(source.AFXDPConfig{Iface: lab.Host})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { src.Close() })
-	sampler, err := queues.NewSampler(queues.SamplerConfig{Loops: len(src.Queues()), Every: 1, PerLoop: n})
+	sampler, err := pipeline.NewSampler(pipeline.SamplerConfig{Loops: len(src.Queues()), Every: 1, PerLoop: n})
 	if err != nil {
 		t.Fatal(err)
 	}
 	key := hash.RandomKey()
-	engine, err := queues.NewEngine(queues.EngineConfig{
-		Source: src, Steering: queues.SteerConfig{Workers: 2, Key: key},
+	engine, err := pipeline.NewEngine(pipeline.EngineConfig{
+		Source: src, Steering: hash.SteerConfig{Workers: 2, Key: key},
 		Flags: dissect.DefaultFlags, Gates: dissect.AllGates, Sampler: sampler,
 	})
 	if err != nil {
@@ -98,7 +99,7 @@ func TestTrafgen(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	type ran struct {
-		st  *queues.RunStats
+		st  *runstats.RunStats
 		err error
 	}
 	done := make(chan ran, 1)
@@ -119,8 +120,8 @@ func TestTrafgen(t *testing.T) {
 	}
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		var got uint64
-		for _, q := range engine.Snapshot().Queues {
-			got += q.Frames
+		for _, q := range engine.Stats().Queues {
+			got += q.Stats.Frames
 		}
 		if got >= uint64(n) {
 			break

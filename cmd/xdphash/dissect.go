@@ -19,7 +19,7 @@ import (
 
 	"github.com/xdphash/xdphash/dissect"
 	"github.com/xdphash/xdphash/hash"
-	"github.com/xdphash/xdphash/pipeline"
+	"github.com/xdphash/xdphash/pipeline/source"
 )
 
 // dissectOptions are the flags of xdphash dissect.
@@ -124,8 +124,8 @@ func runDissect(cmd *cobra.Command, log *slog.Logger, name string, opts *dissect
 }
 
 // openEthernetCapture opens a pcap or pcapng capture of Ethernet frames.
-func openEthernetCapture(in io.Reader, name string) (pipeline.CaptureReader, error) {
-	return pipeline.OpenEthernetCapture(in, name)
+func openEthernetCapture(in io.Reader, name string) (source.CaptureReader, error) {
+	return source.OpenEthernetCapture(in, name)
 }
 
 // openInput opens the capture file name, or stdin for "-", and returns it with
@@ -154,7 +154,7 @@ type frameResult struct {
 
 // dissectFrames dissects and hashes every frame of capture and writes one
 // result per frame to out.
-func dissectFrames(out *bufio.Writer, log *slog.Logger, capture pipeline.CaptureReader, name string, key hash.Key, d *dissect.Dissector, opts *dissectOptions) error {
+func dissectFrames(out *bufio.Writer, log *slog.Logger, capture source.CaptureReader, name string, key hash.Key, d *dissect.Dissector, opts *dissectOptions) error {
 	if opts.format == formatText {
 		// The key makes the hashes reproducible: --hash-key takes it back.
 		fmt.Fprintf(out, "# xdphash dissect %s: hash key %s, path %s, flags %s\n",

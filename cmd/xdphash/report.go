@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/xdphash/xdphash/queues"
 	"github.com/xdphash/xdphash/report"
+	"github.com/xdphash/xdphash/runstats"
 )
 
 func init() { subcommands = append(subcommands, newReportCmd) }
@@ -35,7 +35,7 @@ times.
 --html writes the same as one self-contained HTML page with charts (inline
 SVG, nothing loaded from the network); --json writes the computed measures
 (schema in docs/report-schema.md).`,
-		Example: `  xdphash run --synthetic default --consumer fq_codel --virtual-clock --count 200000 --out run.json
+		Example: `  xdphash run --synthetic datacenter --consumer fq_codel --virtual-clock --count 200000 --out run.json
   xdphash report run.json --html report.html --json measures.json`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -71,7 +71,7 @@ func runReport(cmd *cobra.Command, path string, opts *reportOptions) error {
 }
 
 // readRunFile reads run statistics from path, or from stdin for "-".
-func readRunFile(stdin io.Reader, path string) (*queues.RunStats, error) {
+func readRunFile(stdin io.Reader, path string) (*runstats.RunStats, error) {
 	if path == "-" {
 		return report.Read(stdin)
 	}

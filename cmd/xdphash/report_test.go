@@ -16,7 +16,7 @@ import (
 func TestReportOfRun(t *testing.T) {
 	dir := t.TempDir()
 	run := filepath.Join(dir, "run.json")
-	if _, stderr, code := runXdphash(t, nil, "run", "--synthetic", "default", "--virtual-clock", "--count", "20000",
+	if _, stderr, code := runXdphash(t, nil, "run", "--synthetic", "datacenter", "--virtual-clock", "--count", "20000",
 		"--workers", "2", "--consumer", "fq_codel", "--service-rate", "1Gbit", "--window", "10ms", "--out", run); code != exitOK {
 		t.Fatalf("run: exit %d\n%s", code, stderr)
 	}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"net"
 	"os"
 	"os/signal"
 	"slices"
@@ -26,7 +27,10 @@ import (
 	"github.com/xdphash/xdphash/internal/kernel"
 	"github.com/xdphash/xdphash/metrics"
 	"github.com/xdphash/xdphash/pipeline"
+	"github.com/xdphash/xdphash/pipeline/source"
+	"github.com/xdphash/xdphash/pktgen"
 	"github.com/xdphash/xdphash/queues"
+	"github.com/xdphash/xdphash/runstats"
 )
 
 func init() { subcommands = append(subcommands, newRunCmd) }
@@ -71,18 +75,18 @@ type runOptions struct {
 	window      time.Duration
 
 	// AF_XDP.
-	xdpMode     pipeline.XDPMode
+	xdpMode     source.XDPMode
 	zeroCopy    bool
 	frames      int
 	xdpRingSize int
-	rxMode      pipeline.RxMode
+	rxMode      source.RxMode
 }
 
 // cpuListFlag is --cpus: CPU numbers and ranges, "0,2-3".
 type cpuListFlag struct{ cpus []int }
 
 func (f *cpuListFlag) Set(s string) error {
-	cpus, err := pipeline.ParseQueues(s)
+	cpus, err := source.ParseQueues(s)
 	if err != nil || cpus == nil {
 		return errors.New("want CPU numbers and ranges such as 0,2-3, each once")
 	}
@@ -94,7 +98,7 @@ func (f *cpuListFlag) String() string {
 	if f.cpus == nil {
 		return ""
 	}
-	return pipeline.FormatQueues(f.cpus)
+	return source.FormatQueues(f.cpus)
 }
 
 func (f *cpuListFlag) Type() string { return "LIST" }
@@ -103,8 +107,8 @@ func newRunCmd(root *rootOptions) *cobra.Command {
 	opts := runOptions{
 		queues: "all", virtualQueues: 1, replay: "max", workers: 2,
 		hash: "kernel", symmetric: "none", steer: "rps", gates: gatesFlag{gates: dissect.AllGates},
-		ringSize: queues.DefaultRingSize, consumer: "fifo", serviceRate: "max", window: queues.DefaultWindow,
-		xdpMode: pipeline.XDPNative, rxMode: pipeline.RxAuto, syntheticFlows: pipeline.DefaultSyntheticFlows,
+		ringSize: pipeline.DefaultRingSize, consumer: "fifo", serviceRate: "max", window: pipeline.DefaultWindow,
+		xdpMode: source.XDPNative, rxMode: source.RxAuto,
 	}
 	cmd := &cobra.Command{
 		Use:   "run (--iface IF | --pcap FILE | --synthetic PROFILE)",
@@ -124,8 +128,10 @@ Sources (exactly one):
   --pcap FILE         a pcap or pcapng file, replayed at --replay (max,
                       recorded, or a rate such as 500kpps), over
                       --virtual-queues queues spread by RSS as a NIC would
-  --synthetic NAME    frames from a built-in profile (` + strings.Join(slices.Sorted(maps.Keys(pipeline.SyntheticProfiles)), ", ") + `),
-                      --synthetic-flows flows per template, --count frames
+  --synthetic PROFILE frames of a traffic profile, as xdphash pktgen sends
+                      them: a built-in (` + strings.Join(pktgen.BuiltinNames(), ", ") + `)
+                      or a YAML file; --synthetic-flows overrides its flows,
+                      --count frames
 
 --virtual-clock times a file or synthetic run by the frames' own stamps rather
 than the wall clock: the run goes as fast as the machine allows and, with one
@@ -135,7 +141,7 @@ The run lasts --duration, until the source ends, or until SIGINT or SIGTERM. A
 status line on stderr (when it is a terminal) shows the rates; at the end a
 summary goes to stdout and the full statistics, as JSON, to --out. Every
 frame is accounted for: received = processed + each counted drop.`,
-		Example: `  xdphash run --synthetic default --duration 5s --out run.json
+		Example: `  xdphash run --synthetic datacenter --duration 5s --out run.json
   xdphash run --pcap trace.pcapng --virtual-queues 4 --workers 4 --consumer fq_codel --service-rate 1Gbit --virtual-clock
   sudo xdphash run --iface eth0 --queues 0-1 --workers 2 --cpus 2,3 --flow-limit 4096`,
 		Args: usageArgs(cobra.NoArgs),
@@ -149,14 +155,14 @@ frame is accounted for: received = processed + each counted drop.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.iface, "iface", "", "receive on this interface with AF_XDP")
 	f.StringVar(&opts.pcap, "pcap", "", "replay this pcap or pcapng file (- for stdin)")
-	f.StringVar(&opts.synthetic, "synthetic", "", "send this built-in synthetic profile")
+	f.StringVar(&opts.synthetic, "synthetic", "", "send this traffic profile (a built-in name or a YAML file)")
 	f.StringVar(&opts.queues, "queues", opts.queues, "AF_XDP: receive queues, a list such as 0,2-3, or all")
 	f.IntVar(&opts.virtualQueues, "virtual-queues", opts.virtualQueues, "pcap, synthetic: receive queues to spread the frames over")
 	f.StringVar(&opts.replay, "replay", opts.replay, "pcap, synthetic: pace: max, recorded (pcap) or a rate over all queues such as 500kpps")
 	f.BoolVar(&opts.virtualClock, "virtual-clock", false, "pcap, synthetic: time the run by the frames' stamps, not the wall clock")
 	f.Uint64Var(&opts.count, "count", 0, "synthetic: frames to send over all queues (0: until --duration or a signal)")
-	f.IntVar(&opts.syntheticFlows, "synthetic-flows", opts.syntheticFlows, "synthetic: flows per template, at most 65536")
-	f.IntVar(&opts.batch, "batch", queues.DefaultBatch, "frames taken off a receive queue at once")
+	f.IntVar(&opts.syntheticFlows, "synthetic-flows", 0, "synthetic: flows of the profile (default: the profile's)")
+	f.IntVar(&opts.batch, "batch", pipeline.DefaultBatch, "frames taken off a receive queue at once")
 	f.IntVar(&opts.workers, "workers", opts.workers, "workers (modelled CPUs)")
 	f.Var(&opts.cpus, "cpus", "pin worker i to the i-th CPU of this list (default: not pinned)")
 	f.Var(newChoiceFlag(&opts.hash, "kernel", "toeplitz"), "hash", "flow hash: skb_get_hash's SipHash, or the NIC's Toeplitz RSS hash")
@@ -169,7 +175,7 @@ frame is accounted for: received = processed + each counted drop.`,
 	f.DurationVar(&opts.duration, "duration", 0, "stop after this long (0: when the source ends, or on SIGINT/SIGTERM)")
 	f.IntVar(&opts.ringSize, "ring-size", opts.ringSize, "netdev_max_backlog of each receive queue -> worker ring")
 	f.IntVar(&opts.flowLimit, "flow-limit", 0, "RPS flow limit table length (flow_limit_table_len, e.g. 4096; 0: off)")
-	f.StringVar(&opts.consumer, "consumer", opts.consumer, "queueing discipline behind each worker: "+strings.Join(queues.ConsumerNames(), ", "))
+	f.StringVar(&opts.consumer, "consumer", opts.consumer, "queueing discipline behind each worker: "+strings.Join(queues.ConsumerNames, ", "))
 	f.IntVar(&opts.consumerCfg.Limit, "limit", 0, "consumer limit in packets (default: the qdisc's)")
 	f.IntVar(&opts.consumerCfg.Flows, "flows", 0, "fq_codel flows, or fq orphan_mask+1 (default 1024)")
 	f.IntVar(&opts.consumerCfg.Quantum, "quantum", 0, "fq, fq_codel quantum in bytes (default: the qdisc's)")
@@ -180,11 +186,11 @@ frame is accounted for: received = processed + each counted drop.`,
 	f.StringVar(&opts.out, "out", "", "write the run statistics as JSON to this file")
 	f.StringVar(&opts.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address during the run (off by default; :9100 means 127.0.0.1:9100)")
 	f.DurationVar(&opts.window, "window", opts.window, "length of each time window of the statistics")
-	f.Var(newChoiceFlag(&opts.xdpMode, pipeline.XDPModes...), "xdp-mode", "AF_XDP: where the XDP program runs")
+	f.Var(newChoiceFlag(&opts.xdpMode, source.XDPModes...), "xdp-mode", "AF_XDP: where the XDP program runs")
 	f.BoolVar(&opts.zeroCopy, "zero-copy", false, "AF_XDP: bind in zero-copy mode (native mode, driver support)")
 	f.IntVar(&opts.frames, "frames", 0, "AF_XDP: UMEM frames per queue (default 4096)")
 	f.IntVar(&opts.xdpRingSize, "xdp-ring-size", 0, "AF_XDP: fill and RX ring entries (default 2048)")
-	f.Var(newChoiceFlag(&opts.rxMode, pipeline.RxModes...), "rx-mode", "AF_XDP: how a receive loop waits: spin, poll, or auto")
+	f.Var(newChoiceFlag(&opts.rxMode, source.RxModes...), "rx-mode", "AF_XDP: how a receive loop waits: spin, poll, or auto")
 	return cmd
 }
 
@@ -197,7 +203,7 @@ func (o *runOptions) check(cmd *cobra.Command) error {
 		}
 	}
 	if n != 1 {
-		return errors.New("want exactly one source: --iface IF, --pcap FILE or --synthetic PROFILE (hint: --synthetic default runs without a network)")
+		return errors.New("want exactly one source: --iface IF, --pcap FILE or --synthetic PROFILE (hint: --synthetic datacenter runs without a network)")
 	}
 	changed := cmd.Flags().Changed
 	switch {
@@ -237,18 +243,17 @@ func (o *runOptions) check(cmd *cobra.Command) error {
 
 // runSetup is what runRun builds from the flags before the source opens.
 type runSetup struct {
-	steer    queues.SteerConfig
-	consumer queues.ConsumerFactory
-	rate     queues.Rate
-	replay   pipeline.Replay
+	steer  hash.SteerConfig
+	rate   queues.Rate
+	replay source.Replay
 }
 
 func (o *runOptions) setup(log *slog.Logger) (*runSetup, error) {
-	s := &runSetup{steer: queues.SteerConfig{Workers: o.workers}}
+	s := &runSetup{steer: hash.SteerConfig{Workers: o.workers}}
 	var err error
 	switch o.hash {
 	case "toeplitz":
-		s.steer.Hash = queues.HashToeplitz
+		s.steer.Hash = hash.KindToeplitz
 	default:
 		s.steer.Key = o.key.key
 		if !o.key.set {
@@ -266,7 +271,7 @@ func (o *runOptions) setup(log *slog.Logger) (*runSetup, error) {
 	}
 	s.steer.Symmetry = map[symmetricChoice]hash.Symmetry{"none": hash.SymmetricNone, "xor": hash.SymmetricXOR, "sort": hash.SymmetricSort}[o.symmetric]
 	if o.steer == "reta" {
-		s.steer.Steer = queues.SteerRETA
+		s.steer.Steer = hash.SteerRETA
 		if o.retaWeights != "" {
 			for w := range strings.SplitSeq(o.retaWeights, ",") {
 				n, err := strconv.Atoi(strings.TrimSpace(w))
@@ -277,7 +282,7 @@ func (o *runOptions) setup(log *slog.Logger) (*runSetup, error) {
 			}
 		}
 	}
-	if s.consumer, err = o.consumerCfg.Factory(o.consumer); err != nil {
+	if _, err = o.consumerCfg.New(o.consumer); err != nil {
 		return nil, fmt.Errorf("--consumer %s: %w", o.consumer, err)
 	}
 	if s.rate, err = queues.ParseRate(o.serviceRate); err != nil {
@@ -289,13 +294,13 @@ func (o *runOptions) setup(log *slog.Logger) (*runSetup, error) {
 		if o.pcap == "" {
 			return nil, errors.New("--replay recorded is for --pcap")
 		}
-		s.replay.Mode = pipeline.ReplayRecorded
+		s.replay.Mode = source.ReplayRecorded
 	default:
 		r, err := queues.ParseRate(o.replay)
 		if err != nil || r.PacketsPerSec <= 0 {
 			return nil, fmt.Errorf("--replay %q: want max, recorded or a packet rate such as 500kpps", o.replay)
 		}
-		s.replay = pipeline.Replay{Mode: pipeline.ReplayRate, PPS: r.PacketsPerSec}
+		s.replay = source.Replay{Mode: source.ReplayRate, PPS: r.PacketsPerSec}
 	}
 	if o.cpus.cpus != nil {
 		allowed, err := kernel.AllowedCPUs()
@@ -304,62 +309,116 @@ func (o *runOptions) setup(log *slog.Logger) (*runSetup, error) {
 		}
 		for _, c := range o.cpus.cpus {
 			if !slices.Contains(allowed, c) {
-				return nil, fmt.Errorf("--cpus: CPU %d is not one this process may run on (hint: it may use %s)", c, pipeline.FormatQueues(allowed))
+				return nil, fmt.Errorf("--cpus: CPU %d is not one this process may run on (hint: it may use %s)", c, source.FormatQueues(allowed))
 			}
 		}
 	}
 	return s, nil
 }
 
-// openSource opens the source the flags name and says what it is.
-func (o *runOptions) openSource(s *runSetup) (pipeline.Source, string, error) {
-	var clock pipeline.Clock
+// openSource opens the source the flags name, after planning the CPUs for
+// it (the plan picks AF_XDP's receive mode).
+func (o *runOptions) openSource(s *runSetup, log *slog.Logger) (source.Source, pipeline.CPUPlan, error) {
+	var clock source.Clock
 	if !o.virtualClock {
-		clock = pipeline.WallClock()
+		clock = source.WallClock()
 	}
+	in := pipeline.CPUInput{Loops: o.virtualQueues, Workers: o.workers, WorkerCPUs: o.cpus.cpus, RxMode: o.rxMode}
 	switch {
 	case o.synthetic != "":
-		frames, err := pipeline.SyntheticProfile(o.synthetic)
+		plan := pipeline.PlanCPUs(in)
+		frames, name, err := o.syntheticFrames()
 		if err != nil {
-			return nil, "", fmt.Errorf("--synthetic: %w", err)
+			return nil, plan, err
 		}
-		src, err := pipeline.NewSynthetic(frames, pipeline.SyntheticConfig{
-			Queues: o.virtualQueues, Batch: o.batch, Flows: o.syntheticFlows, FlowOffset: queues.FlowPortOffset,
-			Count: o.count, Replay: s.replay, Clock: clock,
-		})
-		return src, "synthetic:" + o.synthetic, err
-	case o.pcap != "":
-		cfg := pipeline.PcapConfig{Queues: o.virtualQueues, Batch: o.batch, Replay: s.replay, Clock: clock}
+		cfg := source.SyntheticConfig{
+			Queues: o.virtualQueues, Batch: o.batch, Count: o.count, Replay: s.replay, Clock: clock, Name: name,
+		}
 		if o.virtualQueues > 1 {
-			spread, err := queues.NewRSSSpread(s.steer.RSSKey, s.steer.Symmetry, o.virtualQueues, nil)
+			if cfg.Spread, err = hash.NewRSSSpread(s.steer.RSSKey, s.steer.Symmetry, o.virtualQueues, nil); err != nil {
+				return nil, plan, err
+			}
+		}
+		src, err := source.NewSynthetic(frames, cfg)
+		if err != nil {
+			return nil, plan, fmt.Errorf("--synthetic %s: %w", o.synthetic, err)
+		}
+		return src, plan, nil
+	case o.pcap != "":
+		plan := pipeline.PlanCPUs(in)
+		cfg := source.PcapConfig{Queues: o.virtualQueues, Batch: o.batch, Replay: s.replay, Clock: clock}
+		if o.virtualQueues > 1 {
+			spread, err := hash.NewRSSSpread(s.steer.RSSKey, s.steer.Symmetry, o.virtualQueues, nil)
 			if err != nil {
-				return nil, "", err
+				return nil, plan, err
 			}
 			cfg.Spread = spread
 		}
-		src, err := pipeline.OpenPcap(o.pcap, cfg)
-		return src, "pcap:" + o.pcap, err
+		src, err := source.OpenPcap(o.pcap, cfg)
+		return src, plan, err
 	}
-	qs, err := pipeline.ParseQueues(o.queues)
+	qs, err := source.ParseQueues(o.queues)
 	if err != nil {
-		return nil, "", fmt.Errorf("--queues: %w", err)
+		return nil, pipeline.CPUPlan{}, fmt.Errorf("--queues: %w", err)
 	}
-	src, err := pipeline.OpenAFXDP(pipeline.AFXDPConfig{
+	if qs == nil {
+		n, err := source.InterfaceQueues(o.iface)
+		if err != nil {
+			return nil, pipeline.CPUPlan{}, fmt.Errorf("open AF_XDP on %s: %w", o.iface, err)
+		}
+		for q := range n {
+			qs = append(qs, q)
+		}
+	}
+	in.Loops, in.KernelFed = len(qs), true
+	if in.Allowed, err = kernel.AllowedCPUs(); err != nil {
+		log.Warn("no CPU placement", "err", err)
+	}
+	irqs, err := kernel.QueueIRQCPUs(o.iface, qs)
+	if err != nil {
+		log.Warn("no CPU placement", "err", err)
+	}
+	for _, cpus := range irqs {
+		in.KernelCPUs = append(in.KernelCPUs, cpus...)
+	}
+	plan := pipeline.PlanCPUs(in)
+	src, err := source.OpenAFXDP(source.AFXDPConfig{
 		Iface: o.iface, Queues: qs, Frames: o.frames, RingSize: o.xdpRingSize, Batch: o.batch,
-		ZeroCopy: o.zeroCopy, Mode: o.xdpMode, RxMode: o.rxMode, Workers: o.workers,
+		ZeroCopy: o.zeroCopy, Mode: o.xdpMode, RxMode: plan.RxMode,
 	})
-	return src, "afxdp:" + o.iface, err
+	return src, plan, err
 }
+
+// syntheticFrames is one cycle of the --synthetic profile's frames, with
+// --synthetic-flows applied, and the profile's name.
+func (o *runOptions) syntheticFrames() ([][]byte, string, error) {
+	prof, err := pktgen.LoadProfile(o.synthetic)
+	if err != nil {
+		return nil, "", fmt.Errorf("--synthetic: %w", err)
+	}
+	if o.syntheticFlows != 0 {
+		prof.Flows, prof.Cycle = o.syntheticFlows, 0
+	}
+	sched, err := pktgen.NewSchedule(prof, pktgen.MACs{Dst: syntheticDstMAC})
+	if err != nil {
+		return nil, "", fmt.Errorf("--synthetic: %w", err)
+	}
+	return sched.Frames(), prof.Name, nil
+}
+
+// syntheticDstMAC is the receiver of synthetic traffic: locally administered.
+var syntheticDstMAC = net.HardwareAddr{0x02, 0x78, 0x64, 0x70, 0x00, 0x01}
 
 func runRun(cmd *cobra.Command, log *slog.Logger, o *runOptions) (err error) {
 	s, err := o.setup(log)
 	if err != nil {
 		return err
 	}
-	src, name, err := o.openSource(s)
+	src, plan, err := o.openSource(s, log)
 	if err != nil {
 		return err
 	}
+	name := src.Info().Name
 	// Closing the source undoes its setup (XDP program, sockets, reader),
 	// on every way out, signals included: they only cancel the context.
 	defer func() {
@@ -367,18 +426,15 @@ func runRun(cmd *cobra.Command, log *slog.Logger, o *runOptions) (err error) {
 			err = fmt.Errorf("close %s: %w", name, cerr)
 		}
 	}()
+	log.Info("cpu plan", "plan", plan.String())
 
-	cfg := queues.EngineConfig{
+	engine, err := pipeline.NewEngine(pipeline.EngineConfig{
 		Source: src, Steering: s.steer,
 		Flags: dissect.DefaultFlags, Gates: o.gates.gates, Auto: o.gates.auto,
 		RingSize: o.ringSize, FlowLimit: o.flowLimit,
-		Consumer: s.consumer, ServiceRate: s.rate,
-		Virtual: o.virtualClock, Window: o.window, Batch: o.batch,
-	}
-	if o.cpus.cpus != nil {
-		cfg.CPUs, cfg.PinThread = o.cpus.cpus, kernel.SetAffinity
-	}
-	engine, err := queues.NewEngine(cfg)
+		Consumer: o.consumer, ConsumerConfig: o.consumerCfg, ServiceRate: s.rate,
+		Virtual: o.virtualClock, Window: o.window, Batch: o.batch, Plan: &plan,
+	})
 	if err != nil {
 		return err
 	}
@@ -390,34 +446,19 @@ func runRun(cmd *cobra.Command, log *slog.Logger, o *runOptions) (err error) {
 		ctx, cancel = context.WithTimeout(ctx, o.duration)
 		defer cancel()
 	}
-	log.Debug("run", "source", name, "queues", len(src.Queues()), "workers", o.workers, "consumer", o.consumer)
 	if o.metricsAddr != "" {
-		addr, err := metrics.Serve(ctx, o.metricsAddr, func() queues.RunStats { return *engine.LiveStats() })
+		addr, err := metrics.Serve(ctx, o.metricsAddr, engine.Stats)
 		if err != nil {
 			return err
 		}
 		log.Info("serving metrics", "url", "http://"+addr+"/metrics")
 	}
 	stopStatus := startStatus(cmd.ErrOrStderr(), engine)
+	log.Debug("run", "source", name, "queues", len(src.Queues()), "workers", o.workers, "consumer", o.consumer)
 	stats, runErr := engine.Run(ctx)
 	stopStatus()
 	if stats == nil {
 		return runErr
-	}
-
-	c := &stats.Config
-	c.Source, c.Consumer, c.Replay = name, o.consumer, s.replay.String()
-	if o.iface != "" {
-		c.Replay = ""
-		if x, ok := src.(interface{ RxMode() pipeline.RxMode }); ok {
-			c.RxMode = string(x.RxMode())
-		}
-	}
-	if o.consumer != "fifo" {
-		c.Flows = orDefault(o.consumerCfg.Flows, queues.DefaultFlows)
-	}
-	if s.steer.Hash == queues.HashKernel {
-		c.HashKey = s.steer.Key.String()
 	}
 	if o.out != "" {
 		if err := writeRunStats(o.out, stats); err != nil {
@@ -436,7 +477,7 @@ func orDefault(v, def int) int {
 	return v
 }
 
-func writeRunStats(path string, stats *queues.RunStats) error {
+func writeRunStats(path string, stats *runstats.RunStats) error {
 	b, err := json.MarshalIndent(stats, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode run statistics: %w", err)
@@ -449,7 +490,7 @@ func writeRunStats(path string, stats *queues.RunStats) error {
 
 // startStatus prints a status line on w about once a second while the engine
 // runs, when w is a terminal, and returns the function that stops it.
-func startStatus(w io.Writer, e *queues.Engine) func() {
+func startStatus(w io.Writer, e *pipeline.Engine) func() {
 	f, ok := w.(*os.File)
 	if !ok || !term.IsTerminal(int(f.Fd())) {
 		return func() {}
@@ -459,7 +500,7 @@ func startStatus(w io.Writer, e *queues.Engine) func() {
 		defer close(stopped)
 		tick := time.NewTicker(time.Second)
 		defer tick.Stop()
-		prev, prevAt := e.Snapshot(), time.Now()
+		prev, prevAt := e.Stats(), time.Now()
 		var line []byte
 		for {
 			select {
@@ -467,7 +508,7 @@ func startStatus(w io.Writer, e *queues.Engine) func() {
 				fmt.Fprintln(f)
 				return
 			case now := <-tick.C:
-				cur := e.Snapshot()
+				cur := e.Stats()
 				line = appendStatus(line[:0], prev, cur, now.Sub(prevAt).Seconds())
 				f.Write(line)
 				prev, prevAt = cur, now
@@ -482,24 +523,23 @@ func startStatus(w io.Writer, e *queues.Engine) func() {
 
 // appendStatus appends the status line: per queue and per worker rates over
 // the last interval, and the drops so far.
-func appendStatus(b []byte, prev, cur queues.Snapshot, secs float64) []byte {
+func appendStatus(b []byte, prev, cur *runstats.RunStats, secs float64) []byte {
 	b = append(b, "\r\x1b[K"...)
-	var drops, kernelDrops uint64
+	var kernelDrops uint64
 	for i, q := range cur.Queues {
-		b = fmt.Appendf(b, "q%d %.2f Mpps  ", q.Queue, float64(q.Frames-prev.Queues[i].Frames)/secs/1e6)
-		kernelDrops += q.KernelDrops
+		b = fmt.Appendf(b, "q%d %.2f Mpps in  ", q.Queue, float64(q.Stats.Frames-prev.Queues[i].Stats.Frames)/secs/1e6)
+		kernelDrops += q.Stats.KernelDrops()
 	}
 	b = append(b, "| "...)
 	for i, w := range cur.Workers {
-		b = fmt.Appendf(b, "w%d %.2f Mpps  ", i, float64(w.Served-prev.Workers[i].Served)/secs/1e6)
-		drops += w.Drops
+		b = fmt.Appendf(b, "w%d %.2f Mpps served  ", i, float64(w.Consumer.Dequeued-prev.Workers[i].Consumer.Dequeued)/secs/1e6)
 	}
-	return fmt.Appendf(b, "| drops %d ring/flow limit, %d kernel", drops, kernelDrops)
+	return fmt.Appendf(b, "| drops %d after receive, %d kernel", cur.Accounting.Total(), kernelDrops)
 }
 
 // writeRunSummary prints the final tables: per queue, per worker, drops by
 // reason, shapes, and the accounting.
-func writeRunSummary(w io.Writer, st *queues.RunStats) {
+func writeRunSummary(w io.Writer, st *runstats.RunStats) {
 	c := st.Config
 	secs := float64(st.DurationNs) / 1e9
 	fmt.Fprintf(w, "xdphash run %s: %d queues, %d workers, hash %s, steer %s, consumer %s, service %s, %s clock, %.3fs\n",
@@ -535,7 +575,7 @@ func writeRunSummary(w io.Writer, st *queues.RunStats) {
 			cdrops += n
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t\n", wr.Worker, cpu, wr.Packets, wr.Consumer.Dequeued, rate(wr.Consumer.Dequeued),
-			wr.Drops["ring_full"], wr.Drops["flow_limit"], cdrops, wr.Consumer.Backlog)
+			wr.Drops[runstats.DropRingFull], wr.Drops[runstats.DropFlowLimit], cdrops, wr.Consumer.Backlog)
 	}
 	tw.Flush()
 
@@ -544,11 +584,10 @@ func writeRunSummary(w io.Writer, st *queues.RunStats) {
 
 	a := st.Accounting
 	fmt.Fprintln(w)
-	var dropped uint64
+	dropped := a.Total()
 	reasons := slices.Sorted(maps.Keys(a.Dropped))
 	parts := make([]string, 0, len(reasons))
 	for _, r := range reasons {
-		dropped += a.Dropped[r]
 		if a.Dropped[r] > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", r, a.Dropped[r]))
 		}

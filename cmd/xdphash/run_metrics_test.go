@@ -23,7 +23,7 @@ func TestRunServesMetrics(t *testing.T) {
 	ln.Close()
 	done := make(chan int, 1)
 	go func() {
-		_, _, code := runXdphash(t, nil, "run", "--synthetic", "default", "--duration", "3s", "--replay", "200kpps",
+		_, _, code := runXdphash(t, nil, "run", "--synthetic", "datacenter", "--duration", "3s", "--replay", "200kpps",
 			"--metrics-addr", ":"+strconv.Itoa(port))
 		done <- code
 	}()

@@ -12,11 +12,13 @@ import (
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/xdphash/xdphash/corpus"
+	"github.com/xdphash/xdphash/pipeline/source"
 	"github.com/xdphash/xdphash/queues"
+	"github.com/xdphash/xdphash/runstats"
 )
 
 // readRunStats decodes the --out file, refusing fields RunStats lacks.
-func readRunStats(tb testing.TB, path string) *queues.RunStats {
+func readRunStats(tb testing.TB, path string) *runstats.RunStats {
 	tb.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -24,7 +26,7 @@ func readRunStats(tb testing.TB, path string) *queues.RunStats {
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	var st queues.RunStats
+	var st runstats.RunStats
 	if err := dec.Decode(&st); err != nil {
 		tb.Fatalf("decode %s: %v", path, err)
 	}
@@ -36,7 +38,7 @@ func readRunStats(tb testing.TB, path string) *queues.RunStats {
 func TestRunSynthetic(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "f.json")
 	start := time.Now()
-	stdout, stderr, code := runXdphash(t, nil, "run", "--synthetic", "default", "--duration", "1s", "--out", out)
+	stdout, stderr, code := runXdphash(t, nil, "run", "--synthetic", "datacenter", "--duration", "1s", "--out", out)
 	if code != exitOK {
 		t.Fatalf("exit %d\nstderr: %s", code, stderr)
 	}
@@ -44,18 +46,18 @@ func TestRunSynthetic(t *testing.T) {
 		t.Errorf("a 1s run took %s", d)
 	}
 	st := readRunStats(t, out)
-	if st.SchemaVersion != queues.SchemaVersion {
-		t.Errorf("schema_version %d, want %d", st.SchemaVersion, queues.SchemaVersion)
+	if st.SchemaVersion != runstats.SchemaVersion {
+		t.Errorf("schema_version %d, want %d", st.SchemaVersion, runstats.SchemaVersion)
 	}
 	acc := st.Accounting
 	if !acc.Balanced || acc.Received == 0 {
 		t.Errorf("accounting %+v", acc)
 	}
 	c := st.Config
-	if c.Source != "synthetic:default" || c.Consumer != "fifo" || c.Clock != "wall" || c.Workers != 2 || len(c.HashKey) != 32 || len(st.Workers) != 2 {
+	if c.Source != "synthetic:datacenter" || c.Consumer != "fifo" || c.Clock != "wall" || c.Workers != 2 || len(c.HashKey) != 32 || len(st.Workers) != 2 {
 		t.Errorf("config %+v", c)
 	}
-	for _, want := range []string{"xdphash run synthetic:default", "worker", "eth_ip", "(balanced)"} {
+	for _, want := range []string{"xdphash run synthetic:datacenter", "worker", "eth_ip", "(balanced)"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("summary lacks %q:\n%s", want, stdout)
 		}
@@ -74,7 +76,7 @@ func TestRunPcapVirtual(t *testing.T) {
 		rs = append(rs, record{data: f.Data})
 	}
 	path := tempFile(t, "corpus.pcap", captureFile(t, "pcap", layers.LinkTypeEthernet, rs...))
-	run := func() *queues.RunStats {
+	run := func() *runstats.RunStats {
 		out := filepath.Join(t.TempDir(), "run.json")
 		_, stderr, code := runXdphash(t, nil, "run", "--pcap", path, "--virtual-clock", "--virtual-queues", "2",
 			"--workers", "3", "--hash-key", kunitKey, "--consumer", "fq_codel", "--service-rate", "1kpps", "--out", out)
@@ -108,7 +110,7 @@ func TestRunPcapVirtual(t *testing.T) {
 // TestRunCPUs pins the one worker to the first CPU this process may use.
 func TestRunCPUs(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "run.json")
-	_, stderr, code := runXdphash(t, nil, "run", "--synthetic", "ipv4-tcp", "--count", "10000", "--cpus", "0", "--out", out)
+	_, stderr, code := runXdphash(t, nil, "run", "--synthetic", "simple", "--count", "10000", "--cpus", "0", "--out", out)
 	if code != exitOK {
 		t.Fatalf("exit %d\nstderr: %s", code, stderr)
 	}
@@ -125,15 +127,15 @@ func TestRunUsageErrors(t *testing.T) {
 		want string
 	}{
 		{"no source", nil, "want exactly one source"},
-		{"two sources", []string{"--synthetic", "default", "--pcap", "x.pcap"}, "want exactly one source"},
+		{"two sources", []string{"--synthetic", "datacenter", "--pcap", "x.pcap"}, "want exactly one source"},
 		{"virtual clock live", []string{"--iface", "lo", "--virtual-clock"}, "are for --pcap and --synthetic"},
-		{"queues offline", []string{"--synthetic", "default", "--queues", "0"}, "are for --iface"},
+		{"queues offline", []string{"--synthetic", "datacenter", "--queues", "0"}, "are for --iface"},
 		{"count on pcap", []string{"--pcap", "x.pcap", "--count", "5"}, "are for --synthetic"},
-		{"reta weights with rps", []string{"--synthetic", "default", "--reta-weights", "1,1"}, "--reta-weights is for --steer reta"},
-		{"hash key with toeplitz", []string{"--synthetic", "default", "--hash", "toeplitz", "--hash-key", kunitKey}, "--hash-key is for --hash kernel"},
-		{"cpus and workers", []string{"--synthetic", "default", "--cpus", "0", "--workers", "2"}, "one CPU per worker"},
-		{"bad hash", []string{"--synthetic", "default", "--hash", "crc"}, "--hash: want kernel|toeplitz"},
-		{"bad cpus", []string{"--synthetic", "default", "--cpus", "x"}, "--cpus: want CPU numbers"},
+		{"reta weights with rps", []string{"--synthetic", "datacenter", "--reta-weights", "1,1"}, "--reta-weights is for --steer reta"},
+		{"hash key with toeplitz", []string{"--synthetic", "datacenter", "--hash", "toeplitz", "--hash-key", kunitKey}, "--hash-key is for --hash kernel"},
+		{"cpus and workers", []string{"--synthetic", "datacenter", "--cpus", "0", "--workers", "2"}, "one CPU per worker"},
+		{"bad hash", []string{"--synthetic", "datacenter", "--hash", "crc"}, "--hash: want kernel|toeplitz"},
+		{"bad cpus", []string{"--synthetic", "datacenter", "--cpus", "x"}, "--cpus: want CPU numbers"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -151,15 +153,15 @@ func TestRunErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"unknown profile", []string{"--synthetic", "nope"}, `unknown synthetic profile "nope"`},
+		{"unknown profile", []string{"--synthetic", "nope"}, `profile "nope": unknown profile`},
 		{"missing file", []string{"--pcap", "/nonexistent.pcap"}, "open capture"},
-		{"service rate", []string{"--synthetic", "default", "--service-rate", "fast"}, "--service-rate"},
-		{"replay", []string{"--synthetic", "default", "--replay", "10Mbit"}, "--replay"},
-		{"recorded synthetic", []string{"--synthetic", "default", "--replay", "recorded"}, "--replay recorded is for --pcap"},
-		{"consumer", []string{"--synthetic", "default", "--consumer", "red"}, `no consumer "red"`},
-		{"rss key", []string{"--synthetic", "default", "--hash", "toeplitz", "--rss-key", "0011"}, "--rss-key"},
-		{"reta weights", []string{"--synthetic", "default", "--steer", "reta", "--reta-weights", "1,1,1"}, "weights"},
-		{"cpu not allowed", []string{"--synthetic", "default", "--cpus", "1000"}, "CPU 1000 is not one this process may run on"},
+		{"service rate", []string{"--synthetic", "datacenter", "--service-rate", "fast"}, "--service-rate"},
+		{"replay", []string{"--synthetic", "datacenter", "--replay", "10Mbit"}, "--replay"},
+		{"recorded synthetic", []string{"--synthetic", "datacenter", "--replay", "recorded"}, "--replay recorded is for --pcap"},
+		{"consumer", []string{"--synthetic", "datacenter", "--consumer", "red"}, `no consumer "red"`},
+		{"rss key", []string{"--synthetic", "datacenter", "--hash", "toeplitz", "--rss-key", "0011"}, "--rss-key"},
+		{"reta weights", []string{"--synthetic", "datacenter", "--steer", "reta", "--reta-weights", "1,1,1"}, "weights"},
+		{"cpu not allowed", []string{"--synthetic", "datacenter", "--cpus", "1000"}, "CPU 1000 is not one this process may run on"},
 		{"no such interface", []string{"--iface", "xdphash-none0"}, "xdphash-none0"},
 	}
 	for _, tt := range tests {
@@ -175,16 +177,21 @@ func TestRunErrors(t *testing.T) {
 // TestRunStatusLine checks the live status line's rates between two
 // snapshots a second apart.
 func TestRunStatusLine(t *testing.T) {
-	prev := queues.Snapshot{
-		Queues:  []queues.QueueSnapshot{{Queue: 3, Frames: 1000}},
-		Workers: []queues.WorkerSnapshot{{Served: 500}, {Served: 0}},
+	stats := func(frames, kernelDrops uint64, served [2]uint64, drops uint64) *runstats.RunStats {
+		st := &runstats.RunStats{
+			Queues:  []runstats.QueueReport{{Queue: 3, Stats: source.QueueStats{Frames: frames, RxRingFull: kernelDrops}}},
+			Workers: make([]runstats.WorkerReport, 2),
+		}
+		for w := range st.Workers {
+			st.Workers[w].Consumer.Dequeued = served[w]
+		}
+		st.Accounting.Dropped = map[runstats.DropReason]uint64{runstats.DropRingFull: drops}
+		return st
 	}
-	cur := queues.Snapshot{
-		Queues:  []queues.QueueSnapshot{{Queue: 3, Frames: 2501000, KernelDrops: 7}},
-		Workers: []queues.WorkerSnapshot{{Served: 1000500, Drops: 2}, {Served: 1500000, Drops: 3}},
-	}
+	prev := stats(1000, 0, [2]uint64{500, 0}, 0)
+	cur := stats(2501000, 7, [2]uint64{1000500, 1500000}, 5)
 	got := string(appendStatus(nil, prev, cur, 1))
-	want := "\r\x1b[Kq3 2.50 Mpps  | w0 1.00 Mpps  w1 1.50 Mpps  | drops 5 ring/flow limit, 7 kernel"
+	want := "\r\x1b[Kq3 2.50 Mpps in  | w0 1.00 Mpps served  w1 1.50 Mpps served  | drops 5 after receive, 7 kernel"
 	if got != want {
 		t.Errorf("status line (-want +got)\n-%q\n+%q", want, got)
 	}

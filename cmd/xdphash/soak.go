@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/xdphash/xdphash/pipeline"
 	"github.com/xdphash/xdphash/pktgen"
 	"github.com/xdphash/xdphash/queues"
 	"github.com/xdphash/xdphash/soak"
@@ -32,7 +33,7 @@ type soakOptions struct {
 func newSoakCmd(root *rootOptions) *cobra.Command {
 	opts := soakOptions{cfg: soak.Config{
 		Duration: soak.DefaultDuration, Queues: soak.DefaultQueues, Workers: soak.DefaultWorkers,
-		Profile: soak.DefaultProfile, Consumer: soak.DefaultConsumer, Mode: pktgen.ModeXDP, RingSize: queues.DefaultRingSize,
+		Profile: soak.DefaultProfile, Consumer: soak.DefaultConsumer, Mode: pktgen.ModeXDP, RingSize: pipeline.DefaultRingSize,
 	}}
 	cmd := &cobra.Command{
 		Use:   "soak",
@@ -79,7 +80,7 @@ when every check holds, 1 otherwise. Needs root.`,
 	f.IntVar(&opts.cfg.Workers, "workers", opts.cfg.Workers, "workers (modelled CPUs)")
 	f.StringVar(&opts.cfg.Profile, "profile", opts.cfg.Profile, "traffic profile: "+strings.Join(pktgen.BuiltinNames(), ", ")+", or a YAML file")
 	f.Var(&opts.rate, "rate", "generator frames per second over all threads (k, M, G suffixes), or max")
-	f.StringVar(&opts.cfg.Consumer, "consumer", opts.cfg.Consumer, "queueing discipline behind each worker: "+strings.Join(queues.ConsumerNames(), ", "))
+	f.StringVar(&opts.cfg.Consumer, "consumer", opts.cfg.Consumer, "queueing discipline behind each worker: "+strings.Join(queues.ConsumerNames, ", "))
 	f.StringVar(&opts.out, "out", "", "directory for run.json, report.txt, report.html, checks.json (default ./xdphash-soak-<timestamp>)")
 	f.Var(newChoiceFlag(&opts.cfg.Mode, pktgen.Modes[:3]...), "mode", "generator mode (unset: xdp where the kernel has live frames, else afxdp)")
 	f.IntVar(&opts.cfg.RingSize, "ring-size", opts.cfg.RingSize, "netdev_max_backlog of each receive queue -> worker ring")
@@ -128,15 +129,13 @@ func soakProgress(w io.Writer, log *slog.Logger, d time.Duration) (func(soak.Pro
 		secs := (p.Elapsed - prev.Elapsed).Seconds()
 		var frames, prevFrames uint64
 		for i, q := range p.Engine.Queues {
-			frames += q.Frames
-			drops += q.KernelDrops
-			if i < len(prev.Engine.Queues) {
-				prevFrames += prev.Engine.Queues[i].Frames
+			frames += q.Stats.Frames
+			drops += q.Stats.KernelDrops()
+			if prev.Engine != nil && i < len(prev.Engine.Queues) {
+				prevFrames += prev.Engine.Queues[i].Stats.Frames
 			}
 		}
-		for _, wk := range p.Engine.Workers {
-			drops += wk.Drops
-		}
+		drops += p.Engine.Accounting.Total()
 		if secs > 0 {
 			pps = float64(frames-prevFrames) / secs
 		}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/xdphash/xdphash/internal/testenv"
 	"github.com/xdphash/xdphash/internal/vethlab"
-	"github.com/xdphash/xdphash/queues"
+	"github.com/xdphash/xdphash/runstats"
 	"github.com/xdphash/xdphash/soak"
 )
 
@@ -23,7 +23,7 @@ type soakChecks struct {
 // runSoak runs xdphash soak in-process with args and --out in a temporary
 // directory, checks that it left no lab behind, and returns the output, the
 // exit status, the checks and the run statistics.
-func runSoakCmd(t *testing.T, args ...string) (string, int, soakChecks, *queues.RunStats) {
+func runSoakCmd(t *testing.T, args ...string) (string, int, soakChecks, *runstats.RunStats) {
 	t.Helper()
 	testenv.RequireRoot(t)
 	out := filepath.Join(t.TempDir(), "out")
@@ -42,7 +42,7 @@ func runSoakCmd(t *testing.T, args ...string) (string, int, soakChecks, *queues.
 		}
 	}
 	var checks soakChecks
-	var st queues.RunStats
+	var st runstats.RunStats
 	for name, v := range map[string]any{soak.FileChecks: &checks, soak.FileRun: &st} {
 		b, err := os.ReadFile(filepath.Join(out, name))
 		if err != nil {

@@ -28,6 +28,22 @@ func SetAffinity(cpu int) error {
 	return nil
 }
 
+// SetAffinityMask restricts the calling OS thread to cpus (a set, not one
+// CPU); the same rules as SetAffinity apply.
+func SetAffinityMask(cpus []int) error {
+	var set unix.CPUSet
+	for _, c := range cpus {
+		if c < 0 || c >= cpuSetSize {
+			return fmt.Errorf("set thread affinity to CPUs %v: want CPU numbers from 0 to %d", cpus, cpuSetSize-1)
+		}
+		set.Set(c)
+	}
+	if err := unix.SchedSetaffinity(0, &set); err != nil {
+		return fmt.Errorf("set thread affinity to CPUs %v: %w", cpus, err)
+	}
+	return nil
+}
+
 // AllowedCPUs returns the CPUs the calling thread may run on, in ascending
 // order (sched_getaffinity): the CPUs a worker can be pinned to.
 func AllowedCPUs() ([]int, error) {

@@ -13,3 +13,13 @@ func SetAffinity(cpu int) error {
 func AllowedCPUs() ([]int, error) {
 	return nil, fmt.Errorf("read CPU affinity: %w: needs Linux", ErrNotSupported)
 }
+
+// SetAffinityMask fails with ErrNotSupported: it needs Linux.
+func SetAffinityMask(cpus []int) error {
+	return fmt.Errorf("set thread affinity to CPUs %v: %w: needs Linux", cpus, ErrNotSupported)
+}
+
+// QueueIRQCPUs fails with ErrNotSupported: it needs Linux.
+func QueueIRQCPUs(iface string, queues []int) (map[int][]int, error) {
+	return nil, fmt.Errorf("read IRQ affinity of %s: %w: needs Linux", iface, ErrNotSupported)
+}

@@ -1,4 +1,4 @@
-package queues
+package pipeline
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/xdphash/xdphash/queues"
 )
 
 // feedChunk bounds the records handed to a consumer's Enqueue at once, and
@@ -17,25 +19,17 @@ const (
 	serveChunk = 256
 )
 
-// Idle strategy of a worker whose rings are empty: poll spinPolls times;
-// then, when the machine has a processor to spare beyond the receive side (the
-// receive loops, and the kernel's receive work for AF_XDP: busyProcessors),
-// yield it between polls yieldPolls times; then sleep until a receive loop
-// wakes it or parkTimeout passes.
-//
-// Measured on the 2-core reference machine (BenchmarkPipeline, wall clock):
-// with 2 receive loops, which keep both processors busy, every yield takes
-// a processor from a receive loop, and a worker that sleeps at once makes the
-// pipeline 1.5 to 2 times faster (7 to 8 Mpps with 32 yields, 11 to 15 Mpps
-// with none). With 1 receive loop, the second processor is the workers':
-// sleeping there costs a thread wake-up per batch and lets the rings
-// overflow (20% dropped at the same rate processed), yielding drops nothing.
+// Idle strategy of a worker whose rings are empty: poll spinPolls times,
+// yield CPUPlan.WorkerYields times, then sleep until a receive loop wakes it
+// or parkTimeout passes.
 const (
 	spinPolls   = 32
-	yieldPolls  = 4096
 	parkTimeout = time.Millisecond
 	minPark     = 10 * time.Microsecond
 )
+
+// cacheLine keeps what one goroutine writes off the lines others read.
+const cacheLine = 64
 
 // worker is one modelled CPU: it drains its rings, one per receive loop, into
 // its consumer and serves the consumer at the service rate.
@@ -43,16 +37,16 @@ type worker struct {
 	e     *Engine
 	index int
 	cpu   int // -1 when not pinned
-	rings []*Ring
-	cons  Consumer
-	rate  Rate
-	tb    *TokenBucket
-	out   []Record // Dequeue's output, serveChunk long
+	rings []*queues.Ring
+	cons  queues.Consumer
+	rate  queues.Rate
+	tb    *queues.TokenBucket
+	out   []queues.Record // Dequeue's output, serveChunk long
 
-	yields int // yields before sleeping: yieldPolls, or 0 without a processor to spare
+	yields int // yields before sleeping (CPUPlan.WorkerYields)
 	// shared is set when receive loops may step the worker on their own
-	// goroutines (receiver.help): every Go processor runs a receive loop,
-	// and the worker is not pinned.
+	// goroutines (receiver.help, CPUPlan.LoopsStepWorkers): every Go
+	// processor runs a receive loop, and the worker is not pinned.
 	shared bool
 
 	virtual bool
@@ -95,20 +89,16 @@ type workerSnap struct {
 	backlog             int // not cumulative: the backlog at the window's end
 }
 
-func newWorker(e *Engine, index, cpu, producers, loops int) *worker {
+func newWorker(e *Engine, index, cpu, loops int) *worker {
 	cfg := &e.cfg
-	yields := 0
-	if runtime.GOMAXPROCS(0) > producers {
-		yields = yieldPolls
-	}
 	w := &worker{
-		yields: yields,
-		shared: runtime.GOMAXPROCS(0) <= loops && cpu < 0,
+		yields: e.plan.WorkerYields,
+		shared: e.plan.LoopsStepWorkers && cpu < 0,
 		e:      e, index: index, cpu: cpu,
-		cons:    cfg.Consumer(index),
+		cons:    cfg.NewConsumer(index),
 		rate:    cfg.ServiceRate,
-		tb:      NewTokenBucket(cfg.ServiceRate),
-		out:     make([]Record, serveChunk),
+		tb:      queues.NewTokenBucket(cfg.ServiceRate),
+		out:     make([]queues.Record, serveChunk),
 		virtual: cfg.Virtual,
 		tick:    int64(cfg.Tick),
 		tickEnd: int64(cfg.Tick),
@@ -118,8 +108,8 @@ func newWorker(e *Engine, index, cpu, producers, loops int) *worker {
 		timer:   time.NewTimer(time.Hour),
 	}
 	w.timer.Stop()
-	for range producers {
-		w.rings = append(w.rings, NewRing(cfg.RingSize+1))
+	for range loops {
+		w.rings = append(w.rings, queues.NewRing(cfg.RingSize+1))
 	}
 	return w
 }
@@ -128,11 +118,8 @@ func newWorker(e *Engine, index, cpu, producers, loops int) *worker {
 // empty. A pinned worker locks its OS thread and never unlocks it, so that
 // the runtime ends the pinned thread with the goroutine rather than reuse it.
 func (w *worker) run() {
-	if w.cpu >= 0 {
-		runtime.LockOSThread()
-		if err := w.e.cfg.PinThread(w.cpu); err != nil {
-			w.e.fail(fmt.Errorf("start worker %d: %w", w.index, err))
-		}
+	if err := w.e.place(w.cpu); err != nil {
+		w.e.fail(fmt.Errorf("start worker %d: %w", w.index, err))
 	}
 	for idle := 0; ; {
 		// Read "done" before polling: a receive loop commits its last
@@ -205,7 +192,7 @@ func (w *worker) poll() int {
 // "max" the consumer is served after each chunk. A virtual run with a limited
 // rate cuts the chunks at tick boundaries and serves the consumer at each
 // tick's end before it enqueues the records of a later tick.
-func (w *worker) feed(recs []Record) {
+func (w *worker) feed(recs []queues.Record) {
 	for len(recs) > 0 {
 		n := min(len(recs), feedChunk)
 		if w.virtual && !w.rate.IsMax() {
@@ -352,13 +339,4 @@ func (w *worker) publish() {
 	w.pub.taken.Store(w.taken)
 	w.pub.served.Store(w.served)
 	w.pub.servedBytes.Store(w.servedBytes)
-}
-
-// consumerReport is the consumer's report, from the worker's goroutine or
-// after it has ended.
-func (w *worker) consumerReport() ConsumerReport {
-	if r, ok := w.cons.(ConsumerReporter); ok {
-		return r.Report()
-	}
-	return ConsumerReport{ConsumerStats: w.cons.Stats()}
 }

@@ -1,15 +1,16 @@
-package pipeline
+package source
 
 import (
 	"bytes"
 	"encoding/binary"
 	"errors"
 	"io"
-	"strings"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/xdphash/xdphash/dissect"
+	"github.com/xdphash/xdphash/internal/xdptest"
 )
 
 // portAt34 is the flow field of an untagged IPv4 frame without options: its
@@ -112,7 +113,7 @@ func TestSyntheticClose(t *testing.T) {
 }
 
 func TestSyntheticZeroAllocs(t *testing.T) {
-	frames, err := SyntheticProfile("default")
+	frames, err := xdptest.Templates("default")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,32 +128,39 @@ func TestSyntheticZeroAllocs(t *testing.T) {
 	}
 }
 
-// TestSyntheticDefaultProfile checks that the default profile spans every
-// fast-path shape and has frames of no shape.
-func TestSyntheticDefaultProfile(t *testing.T) {
-	frames, err := SyntheticProfile("default")
+// TestSyntheticSpread checks that a spread gives each template to one
+// queue, and that a queue left without any is an error.
+func TestSyntheticSpread(t *testing.T) {
+	frames := make([][]byte, 6)
+	for i := range frames {
+		frames[i] = slices.Clone(dissect.SampleFrame(dissect.ShapeEthIP))
+		frames[i][34] = byte(i) // the source port's high byte: which frame it is
+	}
+	byPort := func(f []byte) int { return int(f[34]) % 2 }
+	src, err := NewSynthetic(frames, SyntheticConfig{Queues: 2, Batch: 8, Count: 16, Spread: byPort, Name: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var shapes [dissect.NumShapes]int
-	other := 0
-	for _, f := range frames {
-		if s, ok := dissect.ClassifyFrame(f); ok {
-			shapes[s]++
-		} else {
-			other++
+	defer src.Close()
+	if got := src.Info().Name; got != "synthetic:test" {
+		t.Errorf("name %q", got)
+	}
+	for q, qs := range src.Queues() {
+		b := NewBatch(8)
+		if err := qs.Receive(b); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range b.Frames {
+			if int(f[34])%2 != q {
+				t.Errorf("queue %d got frame %d", q, f[34])
+			}
 		}
 	}
-	for s, n := range shapes {
-		if n == 0 {
-			t.Errorf("no %s frame", dissect.Shape(s))
-		}
+	if _, err := NewSynthetic(frames, SyntheticConfig{Queues: 3, Spread: byPort}); err == nil {
+		t.Error("a queue without frames: no error")
 	}
-	if other == 0 {
-		t.Error("no frame of no shape")
-	}
-	if _, err := SyntheticProfile("nope"); err == nil || !strings.Contains(err.Error(), "default") {
-		t.Errorf("unknown profile: %v", err)
+	if _, err := NewSynthetic(frames, SyntheticConfig{Queues: 2, Spread: func([]byte) int { return 5 }}); err == nil {
+		t.Error("a spread past the queues: no error")
 	}
 }
 

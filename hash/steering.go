@@ -1,25 +1,24 @@
-package queues
+package hash
 
 import (
 	"fmt"
 
 	"github.com/xdphash/xdphash/dissect"
-	"github.com/xdphash/xdphash/hash"
 )
 
-// HashKind selects the flow hash of each packet.
-type HashKind uint8
+// Kind selects the flow hash of each packet.
+type Kind uint8
 
 const (
-	// HashKernel is skb_get_hash: the kernel's SipHash over the flow keys.
-	HashKernel HashKind = iota
-	// HashToeplitz is the NIC's RSS hash, which the driver hands the kernel
+	// KindKernel is skb_get_hash: the kernel's SipHash over the flow keys.
+	KindKernel Kind = iota
+	// KindToeplitz is the NIC's RSS hash, which the driver hands the kernel
 	// as skb->hash so that RPS uses it instead of computing its own.
-	HashToeplitz
+	KindToeplitz
 )
 
-func (k HashKind) String() string {
-	if k == HashToeplitz {
+func (k Kind) String() string {
+	if k == KindToeplitz {
 		return "toeplitz"
 	}
 	return "kernel"
@@ -48,13 +47,13 @@ func (k SteerKind) String() string {
 type SteerConfig struct {
 	Workers int // at least 1
 
-	Hash     HashKind
-	Key      hash.Key      // HashKernel's SipHash key
-	RSSKey   []byte        // HashToeplitz's key, 40 or 52 bytes; nil means hash.DefaultRSSKey
-	Symmetry hash.Symmetry // HashToeplitz's symmetric transform
+	Hash     Kind
+	Key      Key      // KindKernel's SipHash key
+	RSSKey   []byte   // KindToeplitz's key, 40 or 52 bytes; nil means DefaultRSSKey
+	Symmetry Symmetry // KindToeplitz's symmetric transform
 
 	Steer       SteerKind
-	RETASize    int   // SteerRETA's table size, a power of two; 0 means hash.DefaultRETASize
+	RETASize    int   // SteerRETA's table size, a power of two; 0 means DefaultRETASize
 	RETAWeights []int // SteerRETA's per-worker weights (ethtool -X weight); nil means round robin
 }
 
@@ -62,37 +61,37 @@ type SteerConfig struct {
 // are called per packet: a switch on the configured kind, no interface call.
 // It holds no mutable state, so receive loops may share it.
 type Steering struct {
-	hashKind HashKind
-	kernel   hash.Kernel
-	toeplitz *hash.Toeplitz
-	sym      hash.Symmetry
+	hashKind Kind
+	kernel   Kernel
+	toeplitz *Toeplitz
+	sym      Symmetry
 	steer    SteerKind
-	rps      hash.RPSMap
-	reta     *hash.RETA
+	rps      RPSMap
+	reta     *RETA
 	workers  int
 }
 
 // NewSteering checks cfg and builds its tables.
 func NewSteering(cfg SteerConfig) (*Steering, error) {
 	if cfg.Workers < 1 {
-		return nil, fmt.Errorf("create steering: %w: %d workers, want at least 1", ErrConfig, cfg.Workers)
+		return nil, fmt.Errorf("create steering: %w: %d workers, want at least 1", ErrSteering, cfg.Workers)
 	}
 	s := &Steering{hashKind: cfg.Hash, sym: cfg.Symmetry, steer: cfg.Steer, workers: cfg.Workers}
 	switch cfg.Hash {
-	case HashKernel:
-		s.kernel = hash.NewKernel(cfg.Key)
-	case HashToeplitz:
+	case KindKernel:
+		s.kernel = NewKernel(cfg.Key)
+	case KindToeplitz:
 		key := cfg.RSSKey
 		if key == nil {
-			key = hash.DefaultRSSKey[:]
+			key = DefaultRSSKey[:]
 		}
-		t, err := hash.NewToeplitz(key)
+		t, err := NewToeplitz(key)
 		if err != nil {
 			return nil, fmt.Errorf("create steering: %w", err)
 		}
 		s.toeplitz = t
 	default:
-		return nil, fmt.Errorf("create steering: %w: hash kind %d", ErrConfig, cfg.Hash)
+		return nil, fmt.Errorf("create steering: %w: hash kind %d", ErrSteering, cfg.Hash)
 	}
 	switch cfg.Steer {
 	case SteerRPS:
@@ -102,29 +101,29 @@ func NewSteering(cfg SteerConfig) (*Steering, error) {
 		for i := range idx {
 			idx[i] = i
 		}
-		m, err := hash.NewRPSMap(idx)
+		m, err := NewRPSMap(idx)
 		if err != nil {
 			return nil, fmt.Errorf("create steering: %w", err)
 		}
 		s.rps = m
 	case SteerRETA:
-		r, err := hash.NewRETA(cfg.RETASize, cfg.Workers, cfg.RETAWeights)
+		r, err := NewRETA(cfg.RETASize, cfg.Workers, cfg.RETAWeights)
 		if err != nil {
 			return nil, fmt.Errorf("create steering: %w (hint: --reta-weights takes one weight per worker)", err)
 		}
 		s.reta = r
 	default:
-		return nil, fmt.Errorf("create steering: %w: steer kind %d", ErrConfig, cfg.Steer)
+		return nil, fmt.Errorf("create steering: %w: steer kind %d", ErrSteering, cfg.Steer)
 	}
 	return s, nil
 }
 
 // Hash returns keys' flow hash and whether it covers the transport ports
-// (skb->l4_hash). For HashToeplitz the ports are hashed, as NICs hash them
+// (skb->l4_hash). For KindToeplitz the ports are hashed, as NICs hash them
 // by default, for unfragmented TCP and UDP only, and l4 says so; keys without
 // IP addresses hash to 0, for which NICs report no hash.
 func (s *Steering) Hash(keys *dissect.FlowKeys) (h uint32, l4 bool) {
-	if s.hashKind == HashKernel {
+	if s.hashKind == KindKernel {
 		return s.kernel.Hash(keys)
 	}
 	withPorts := nicHashesPorts(keys)
@@ -142,7 +141,7 @@ func nicHashesPorts(keys *dissect.FlowKeys) bool {
 }
 
 // Worker returns the worker of a packet with flow hash h that came in on
-// receive queue queue. A hash of 0 (a NIC's "no hash": only HashToeplitz
+// receive queue queue. A hash of 0 (a NIC's "no hash": only KindToeplitz
 // gives it) steers nowhere in get_rps_cpu, and the packet stays on the CPU
 // that received it: here worker queue % workers.
 func (s *Steering) Worker(h uint32, queue int) int {
@@ -163,7 +162,7 @@ func (s *Steering) Workers() int { return s.workers }
 
 // NewRSSSpread returns the function a NIC's RSS applies to a frame to pick
 // one of queues receive queues: the Toeplitz hash (key nil means
-// hash.DefaultRSSKey) of the outer addresses and, for unfragmented TCP and
+// DefaultRSSKey) of the outer addresses and, for unfragmented TCP and
 // UDP, ports, through a default indirection table (weights nil) or a
 // weighted one. A NIC parses no tunnel, so the frame is dissected with
 // FLOW_DISSECTOR_F_STOP_BEFORE_ENCAP, and past an IPv6 flow label; frames
@@ -172,15 +171,15 @@ func (s *Steering) Workers() int { return s.workers }
 // It is what pipeline's file and synthetic sources call per frame to spread
 // a single stream over virtual queues; the function is not safe for
 // concurrent use.
-func NewRSSSpread(key []byte, sym hash.Symmetry, queues int, weights []int) (func(frame []byte) int, error) {
+func NewRSSSpread(key []byte, sym Symmetry, queues int, weights []int) (func(frame []byte) int, error) {
 	if key == nil {
-		key = hash.DefaultRSSKey[:]
+		key = DefaultRSSKey[:]
 	}
-	t, err := hash.NewToeplitz(key)
+	t, err := NewToeplitz(key)
 	if err != nil {
 		return nil, fmt.Errorf("create RSS spread: %w", err)
 	}
-	reta, err := hash.NewRETA(0, queues, weights)
+	reta, err := NewRETA(0, queues, weights)
 	if err != nil {
 		return nil, fmt.Errorf("create RSS spread: %w", err)
 	}
@@ -193,17 +192,4 @@ func NewRSSSpread(key []byte, sym hash.Symmetry, queues int, weights []int) (fun
 		}
 		return reta.Queue(h)
 	}, nil
-}
-
-// FlowPortOffset is the offset in frame of the transport source port the
-// flow dissector reads (its thoff), or -1 when it reads no ports. It is what
-// a synthetic source rewrites to make flows of one template
-// (pipeline.SyntheticConfig.FlowOffset).
-func FlowPortOffset(frame []byte) int {
-	var keys dissect.FlowKeys
-	dissect.DissectFrame(&keys, frame, dissect.DefaultFlags)
-	if keys.PortsWord() == 0 {
-		return -1
-	}
-	return int(keys.THoff())
 }

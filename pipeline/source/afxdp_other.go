@@ -1,6 +1,6 @@
 //go:build !linux
 
-package pipeline
+package source
 
 import (
 	"fmt"
@@ -26,6 +26,9 @@ func (s *AFXDP) Queues() []QueueSource { return nil }
 
 // RxMode is RxAuto: nothing was chosen.
 func (s *AFXDP) RxMode() RxMode { return RxAuto }
+
+// Info describes nothing.
+func (s *AFXDP) Info() Info { return Info{} }
 
 // Close does nothing.
 func (s *AFXDP) Close() error { return nil }

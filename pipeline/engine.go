@@ -1,17 +1,22 @@
-package queues
+package pipeline
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"maps"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/xdphash/xdphash/dissect"
-	"github.com/xdphash/xdphash/pipeline"
+	"github.com/xdphash/xdphash/hash"
+	"github.com/xdphash/xdphash/internal/kernel"
+	"github.com/xdphash/xdphash/pipeline/source"
+	"github.com/xdphash/xdphash/queues"
+	"github.com/xdphash/xdphash/runstats"
 )
 
 // Errors of this package's constructors and runs.
@@ -22,22 +27,6 @@ var (
 	// never a property of the traffic.
 	ErrUnbalanced = errors.New("accounting does not add up")
 )
-
-// ConsumerFactory makes the consumer behind worker w.
-type ConsumerFactory func(worker int) Consumer
-
-// Consumers are the consumers by name, with their default parameters. Each
-// consumer's file adds itself from its init.
-var Consumers = map[string]ConsumerFactory{}
-
-// ConsumerNames lists the registered consumers, sorted.
-func ConsumerNames() []string { return slices.Sorted(maps.Keys(Consumers)) }
-
-// ConsumerReporter is a Consumer that describes its flows at the end of a
-// run; the engine uses its report in place of the bare ConsumerStats.
-type ConsumerReporter interface {
-	Report() ConsumerReport
-}
 
 // Defaults of EngineConfig.
 const (
@@ -55,11 +44,11 @@ const (
 
 // EngineConfig describes a run.
 type EngineConfig struct {
-	Source pipeline.Source
+	Source source.Source
 
 	// Steering picks each packet's hash and worker; Steering.Workers is the
 	// number of workers.
-	Steering SteerConfig
+	Steering hash.SteerConfig
 
 	// Flags and Gates configure each receive loop's dissector; Auto lets
 	// auto mode open and close the gates.
@@ -67,11 +56,10 @@ type EngineConfig struct {
 	Gates dissect.Gates
 	Auto  bool
 
-	// CPUs, when not empty, pins worker w to CPUs[w]: its goroutine locks
-	// its OS thread and calls PinThread(CPUs[w]) on it. There must be one
-	// CPU per worker.
-	CPUs      []int
-	PinThread func(cpu int) error
+	// Plan is how the loops and workers share the processors. The zero
+	// plan means PlanCPUs of the source and the workers, with nothing
+	// pinned; a plan's WorkerCPUs must name one CPU per worker.
+	Plan *CPUPlan
 
 	// RingSize is netdev_max_backlog for each receive loop -> worker ring,
 	// default DefaultRingSize. Like the kernel's backlog, which takes a
@@ -89,15 +77,20 @@ type EngineConfig struct {
 	// (flow_limit_table_len) of each receive loop; see FlowLimit.
 	FlowLimit int
 
-	// Consumer makes each worker's consumer; nil means fifo.
-	Consumer ConsumerFactory
+	// Consumer names each worker's consumer ("fifo", "fq", "fq_codel";
+	// "" is fifo), configured by ConsumerConfig.
+	Consumer       string
+	ConsumerConfig queues.ConsumerConfig
+	// NewConsumer, when set, makes worker w's consumer instead: for a
+	// model that is not one of the named consumers.
+	NewConsumer func(worker int) queues.Consumer
 	// ServiceRate is how fast each worker serves its consumer.
-	ServiceRate Rate
+	ServiceRate queues.Rate
 
-	// Clock is the wall clock of a live run; nil means pipeline.WallClock.
+	// Clock is the wall clock of a live run; nil means source.WallClock.
 	// Virtual runs time everything by the arrival stamps of the source
 	// instead (see Virtual).
-	Clock pipeline.Clock
+	Clock source.Clock
 	// Virtual runs the model on the source's arrival stamps rather than the
 	// wall clock: for files and synthetic traffic replayed faster than
 	// real time. The rings are then lossless (a full ring makes its receive
@@ -126,16 +119,18 @@ type EngineConfig struct {
 // its hash selects, and the workers, which feed their consumers.
 type Engine struct {
 	cfg     EngineConfig
-	steer   *Steering
-	clock   pipeline.Clock
+	plan    CPUPlan
+	steer   *hash.Steering
+	clock   source.Clock
 	recv    []*receiver
 	workers []*worker
 	running atomic.Int32 // receive loops still running
 
+	info     source.Info
 	ran      atomic.Bool
 	failOnce sync.Once
 	err      error
-	started  time.Time
+	started  atomic.Pointer[time.Time]
 }
 
 // NewEngine checks cfg and sets up the loops, rings and consumers; Run runs
@@ -144,27 +139,26 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	if cfg.Source == nil {
 		return nil, fmt.Errorf("create engine: %w: no source", ErrConfig)
 	}
-	steer, err := NewSteering(cfg.Steering)
+	steer, err := hash.NewSteering(cfg.Steering)
 	if err != nil {
 		return nil, fmt.Errorf("create engine: %w", err)
 	}
 	nw := steer.Workers()
-	if len(cfg.CPUs) > 0 {
-		if len(cfg.CPUs) != nw {
-			return nil, fmt.Errorf("create engine: %w: %d CPUs for %d workers (hint: give one CPU per worker)", ErrConfig, len(cfg.CPUs), nw)
-		}
-		if cfg.PinThread == nil {
-			return nil, fmt.Errorf("create engine: %w: CPUs given without PinThread", ErrConfig)
-		}
-	}
 	if cfg.RingSize <= 0 {
 		cfg.RingSize = DefaultRingSize
 	}
-	if cfg.Consumer == nil {
-		cfg.Consumer = Consumers["fifo"]
+	if cfg.Consumer == "" {
+		cfg.Consumer = "fifo"
+	}
+	if cfg.NewConsumer == nil {
+		mk, err := cfg.ConsumerConfig.New(cfg.Consumer)
+		if err != nil {
+			return nil, fmt.Errorf("create engine: %w", err)
+		}
+		cfg.NewConsumer = func(int) queues.Consumer { return mk() }
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = pipeline.WallClock()
+		cfg.Clock = source.WallClock()
 	}
 	if cfg.Tick <= 0 {
 		cfg.Tick = DefaultTick
@@ -179,13 +173,23 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	if len(qs) == 0 {
 		return nil, fmt.Errorf("create engine: %w: the source has no receive queue", ErrConfig)
 	}
-	e := &Engine{cfg: cfg, steer: steer, clock: cfg.Clock}
+	info := cfg.Source.Info()
+	var plan CPUPlan
+	if cfg.Plan != nil {
+		plan = *cfg.Plan
+	} else {
+		plan = PlanCPUs(CPUInput{Loops: len(qs), Workers: nw, KernelFed: info.KernelFed, RxMode: info.RxMode})
+	}
+	if len(plan.WorkerCPUs) > 0 && len(plan.WorkerCPUs) != nw {
+		return nil, fmt.Errorf("create engine: %w: %d CPUs for %d workers (hint: give one CPU per worker)", ErrConfig, len(plan.WorkerCPUs), nw)
+	}
+	e := &Engine{cfg: cfg, plan: plan, steer: steer, clock: cfg.Clock, info: info}
 	for w := range nw {
 		cpu := -1
-		if len(cfg.CPUs) > 0 {
-			cpu = cfg.CPUs[w]
+		if len(plan.WorkerCPUs) > 0 {
+			cpu = plan.WorkerCPUs[w]
 		}
-		e.workers = append(e.workers, newWorker(e, w, cpu, busyProcessors(cfg.Source, len(qs)), len(qs)))
+		e.workers = append(e.workers, newWorker(e, w, cpu, len(qs)))
 	}
 	for i, q := range qs {
 		e.recv = append(e.recv, newReceiver(e, i, q))
@@ -206,11 +210,12 @@ func (e *Engine) fail(err error) {
 // (it then closes the source) or a loop fails, drains the rings into the
 // consumers, and reports. The report is returned also with an error, as far
 // as the run got. An engine runs once.
-func (e *Engine) Run(ctx context.Context) (*RunStats, error) {
+func (e *Engine) Run(ctx context.Context) (*runstats.RunStats, error) {
 	if !e.ran.CompareAndSwap(false, true) {
 		return nil, fmt.Errorf("run engine: %w: it has run already", ErrConfig)
 	}
-	e.started = time.Now()
+	now := time.Now()
+	e.started.Store(&now)
 	base := e.clock()
 	for _, r := range e.recv {
 		r.base = base
@@ -253,83 +258,94 @@ func (e *Engine) Run(ctx context.Context) (*RunStats, error) {
 // record.
 func (e *Engine) producersDone() bool { return e.running.Load() == 0 }
 
-// Snapshot is a live view of a running engine's counters, for a status line.
-type Snapshot struct {
-	Queues  []QueueSnapshot
-	Workers []WorkerSnapshot
-}
-
-// QueueSnapshot is one receive queue so far.
-type QueueSnapshot struct {
-	Queue       int
-	Frames      uint64 // taken off the source
-	Bytes       uint64 // their wire bytes
-	KernelDrops uint64 // dropped before the receive loop (AF_XDP)
-}
-
-// WorkerSnapshot is one worker so far.
-type WorkerSnapshot struct {
-	Packets uint64 // taken off the rings
-	Served  uint64 // served by the consumer
-	Bytes   uint64 // wire bytes served
-	Drops   uint64 // ring full and flow limit drops, all receive loops together
-	Backlog int    // consumer backlog at the last window or drain
-}
-
-// Snapshot reads the counters the loops publish once per batch; it is safe
-// to call from any goroutine during and after Run.
-func (e *Engine) Snapshot() Snapshot {
-	s := Snapshot{Queues: make([]QueueSnapshot, len(e.recv)), Workers: make([]WorkerSnapshot, len(e.workers))}
-	for i, r := range e.recv {
-		st := r.src.Stats()
-		s.Queues[i] = QueueSnapshot{Queue: r.src.Queue(), Frames: r.pub.frames.Load(), Bytes: r.pub.bytes.Load(), KernelDrops: st.KernelDrops()}
-		for w := range e.workers {
-			s.Workers[w].Drops += r.pub.drops[w].full.Load() + r.pub.drops[w].limited.Load()
+// Stats returns the run's statistics so far: every receive queue, worker
+// and consumer, the dissector counters and the accounting, from the counters
+// the loops publish once per batch and the consumers' own reports (read
+// under each worker's lock, so a call costs a worker a short wait). It is
+// the one view of the counters: the status line, the live metrics and the
+// final report all read it. Safe to call from any goroutine, during and
+// after Run; the windows and the duration are the final report's (Run).
+func (e *Engine) Stats() *runstats.RunStats {
+	st := &runstats.RunStats{SchemaVersion: runstats.SchemaVersion, Config: e.runConfig()}
+	if t := e.started.Load(); t != nil {
+		st.Started = *t
+	}
+	nw := len(e.workers)
+	st.Workers = make([]runstats.WorkerReport, nw)
+	for w := range st.Workers {
+		st.Workers[w] = runstats.WorkerReport{Worker: w, CPU: e.workers[w].cpu, Drops: map[runstats.DropReason]uint64{}}
+		for _, reason := range runstats.WorkerDropReasons {
+			st.Workers[w].Drops[reason] = 0
 		}
 	}
-	for w, wk := range e.workers {
-		s.Workers[w].Packets = wk.pub.taken.Load()
-		s.Workers[w].Served = wk.pub.served.Load()
-		s.Workers[w].Bytes = wk.pub.servedBytes.Load()
-		s.Workers[w].Backlog = int(wk.pub.backlog.Load())
+	for _, r := range e.recv {
+		qs := r.src.Stats()
+		qs.Frames, qs.Bytes = r.pub.frames.Load(), r.pub.bytes.Load()
+		qr := runstats.QueueReport{Queue: r.queue, Stats: qs, Steered: make([]uint64, nw)}
+		for w := range nw {
+			qr.Steered[w] = r.pub.steered[w].Load()
+			st.Workers[w].Drops[runstats.DropRingFull] += r.pub.drops[w].full.Load()
+			st.Workers[w].Drops[runstats.DropFlowLimit] += r.pub.drops[w].limited.Load()
+		}
+		st.Queues = append(st.Queues, qr)
+		r.pub.shapesMu.Lock()
+		c := r.pub.shapes
+		r.pub.shapesMu.Unlock()
+		st.Shapes.Add(&c)
 	}
-	return s
+	for w, wk := range e.workers {
+		wk.mu.Lock()
+		st.Workers[w].Packets, st.Workers[w].Bytes = wk.taken, wk.takenBytes
+		st.Workers[w].Consumer = wk.cons.Report()
+		wk.mu.Unlock()
+	}
+	st.Account()
+	return st
 }
 
-// Drop reasons of the WorkerReport and their Accounting stages.
-const (
-	dropRingFull  = "ring_full"
-	dropFlowLimit = "flow_limit"
-)
+// runConfig is how the run was set up, all of it known to the engine.
+func (e *Engine) runConfig() runstats.RunConfig {
+	cfg := &e.cfg
+	c := runstats.RunConfig{
+		Source:      e.info.Name,
+		Hash:        cfg.Steering.Hash.String(),
+		Steer:       cfg.Steering.Steer.String(),
+		Consumer:    cfg.Consumer,
+		Gates:       cfg.Gates.String(),
+		CPUs:        slices.Clone(e.plan.WorkerCPUs),
+		RingSize:    cfg.RingSize,
+		FlowLimit:   cfg.FlowLimit,
+		ServiceRate: cfg.ServiceRate.String(),
+		RxMode:      string(e.info.RxMode),
+		Workers:     len(e.workers),
+		Clock:       "wall",
+		Replay:      e.info.Replay,
+		WindowNs:    int64(cfg.Window),
+		CPUPlan:     e.plan.String(),
+	}
+	if cfg.Auto {
+		c.Gates = "auto"
+	}
+	switch cfg.Steering.Hash {
+	case hash.KindToeplitz:
+		c.Symmetric = cfg.Steering.Symmetry.String()
+	case hash.KindKernel:
+		c.HashKey = cfg.Steering.Key.String()
+	}
+	if cfg.Consumer != "fifo" {
+		c.Flows = cmp.Or(cfg.ConsumerConfig.Flows, queues.DefaultFlows)
+	}
+	if cfg.Virtual {
+		c.Clock = "virtual"
+	}
+	return c
+}
 
-// report assembles the run's statistics after every loop has ended.
-func (e *Engine) report(end int64) *RunStats {
-	nw := len(e.workers)
-	st := &RunStats{
-		SchemaVersion: SchemaVersion,
-		Started:       e.started,
-		Config: RunConfig{
-			Hash:        e.cfg.Steering.Hash.String(),
-			Steer:       e.cfg.Steering.Steer.String(),
-			Gates:       e.cfg.Gates.String(),
-			CPUs:        slices.Clone(e.cfg.CPUs),
-			RingSize:    e.cfg.RingSize,
-			FlowLimit:   e.cfg.FlowLimit,
-			ServiceRate: e.cfg.ServiceRate.String(),
-			Workers:     nw,
-			Clock:       "wall",
-			WindowNs:    int64(e.cfg.Window),
-		},
-		Accounting: Accounting{Dropped: map[string]uint64{}, KernelDrops: map[string]uint64{}},
-	}
-	if e.cfg.Auto {
-		st.Config.Gates = "auto"
-	}
-	if e.cfg.Steering.Hash == HashToeplitz {
-		st.Config.Symmetric = e.cfg.Steering.Symmetry.String()
-	}
+// report is the final statistics, after every loop has ended: Stats, the
+// run's duration and its windows.
+func (e *Engine) report(end int64) *runstats.RunStats {
+	st := e.Stats()
 	if e.cfg.Virtual {
-		st.Config.Clock = "virtual"
 		// A virtual run lasts from its origin to its last arrival.
 		end = 0
 		for _, r := range e.recv {
@@ -337,55 +353,12 @@ func (e *Engine) report(end int64) *RunStats {
 		}
 	}
 	st.DurationNs = end
-
-	acc := &st.Accounting
-	workerDrops := make([]map[string]uint64, nw)
-	for w := range workerDrops {
-		workerDrops[w] = map[string]uint64{dropRingFull: 0, dropFlowLimit: 0}
-	}
-	for _, r := range e.recv {
-		qs := r.src.Stats()
-		qr := QueueReport{Queue: r.src.Queue(), Stats: qs, Steered: slices.Clone(r.steered)}
-		st.Queues = append(st.Queues, qr)
-		c := r.d.Counters()
-		st.Shapes.Add(&c)
-		acc.Received += r.frames
-		acc.KernelDrops["rx_dropped"] += qs.RxDropped
-		acc.KernelDrops["rx_invalid_descs"] += qs.RxInvalidDescs
-		acc.KernelDrops["rx_ring_full"] += qs.RxRingFull
-		for w := range r.out {
-			workerDrops[w][dropRingFull] += r.out[w].full
-			workerDrops[w][dropFlowLimit] += r.out[w].limited
-		}
-	}
-	offeredOK := true
-	for w, wk := range e.workers {
-		cr := wk.consumerReport()
-		wr := WorkerReport{Worker: w, CPU: wk.cpu, Packets: wk.taken, Bytes: wk.takenBytes, Drops: workerDrops[w], Consumer: cr}
-		st.Workers = append(st.Workers, wr)
-		acc.Dropped["ring/full"] += workerDrops[w][dropRingFull]
-		acc.Dropped["worker/flow_limit"] += workerDrops[w][dropFlowLimit]
-		acc.Processed += cr.Dequeued + uint64(cr.Backlog)
-		held := cr.Dequeued + uint64(cr.Backlog)
-		for reason, n := range cr.Drops {
-			acc.Dropped["consumer/"+reason] += n
-			held += n
-		}
-		// What the consumer reports must account for every record it was
-		// offered, or the totals below would balance by accident.
-		offeredOK = offeredOK && held == wk.taken
-	}
-	var dropped uint64
-	for _, n := range acc.Dropped {
-		dropped += n
-	}
-	acc.Balanced = offeredOK && acc.Received == acc.Processed+dropped
 	st.Windows = e.windows(st.DurationNs)
 	return st
 }
 
 // windows merges the loops' per-window counters into WindowReports.
-func (e *Engine) windows(duration int64) []WindowReport {
+func (e *Engine) windows(duration int64) []runstats.WindowReport {
 	win := int64(e.cfg.Window)
 	n := int((duration + win - 1) / win)
 	for _, r := range e.recv {
@@ -395,7 +368,7 @@ func (e *Engine) windows(duration int64) []WindowReport {
 		n = max(n, len(w.snaps))
 	}
 	nq, nw := len(e.recv), len(e.workers)
-	out := make([]WindowReport, n)
+	out := make([]runstats.WindowReport, n)
 	for k := range out {
 		wr := &out[k]
 		wr.StartNs = int64(k) * win
@@ -437,20 +410,18 @@ func at[S snapshot](snaps []S, k int) S {
 	return snaps[k]
 }
 
-// KernelFed is implemented by sources whose frames the kernel receives on this
-// machine's processors (AF_XDP: the driver's or veth's NAPI work and the XDP
-// redirect run in softirq context before a frame reaches its ring).
-type KernelFed interface{ KernelFed() bool }
-
-// busyProcessors is how many processors the receive side keeps busy: one per
-// receive loop, and for a kernel-fed source one more per queue for the kernel's
-// own receive work. Workers yield between polls only when GOMAXPROCS exceeds
-// it: measured on the 2-core machine with AF_XDP on one veth queue
-// (BenchmarkAFXDPPipeline/queues=1/rx=poll), yielding workers reached 66-71%
-// of the bare receive loop's rate and sleeping ones 65-86% (median ~75%).
-func busyProcessors(src pipeline.Source, loops int) int {
-	if k, ok := src.(KernelFed); ok && k.KernelFed() {
-		return 2 * loops
+// place puts the calling goroutine where the plan says: on cpu when it is
+// >= 0 (a pinned worker), else on the plan's PlaceCPUs when it has any. A
+// placed goroutine locks its OS thread and never unlocks it, so that the
+// runtime ends the thread with the goroutine rather than reuse it.
+func (e *Engine) place(cpu int) error {
+	switch {
+	case cpu >= 0:
+		runtime.LockOSThread()
+		return kernel.SetAffinity(cpu)
+	case len(e.plan.PlaceCPUs) > 0:
+		runtime.LockOSThread()
+		return kernel.SetAffinityMask(e.plan.PlaceCPUs)
 	}
-	return loops
+	return nil
 }

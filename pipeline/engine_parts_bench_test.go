@@ -1,20 +1,21 @@
-package queues
+package pipeline
 
 import (
 	"testing"
 	"time"
 
 	"github.com/xdphash/xdphash/dissect"
-	"github.com/xdphash/xdphash/pipeline"
+	"github.com/xdphash/xdphash/hash"
+	"github.com/xdphash/xdphash/pipeline/source"
 )
 
 // benchEngine is an engine on an endless synthetic source whose loops a
 // benchmark drives by hand, on one goroutine.
 func benchEngine(b *testing.B, profile string) *Engine {
 	b.Helper()
-	src := syntheticSource(b, profile, pipeline.SyntheticConfig{})
+	src := syntheticSource(b, profile, source.SyntheticConfig{})
 	e, err := NewEngine(EngineConfig{
-		Source: src, Steering: SteerConfig{Workers: 2, Key: testKey},
+		Source: src, Steering: hash.SteerConfig{Workers: 2, Key: testKey},
 		Flags: dissect.DefaultFlags, Gates: dissect.AllGates, Window: time.Hour,
 	})
 	if err != nil {

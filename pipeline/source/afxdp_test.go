@@ -1,4 +1,4 @@
-package pipeline
+package source
 
 import (
 	"slices"
@@ -63,30 +63,5 @@ func TestFormatQueues(t *testing.T) {
 		if got := FormatQueues(tt.in); got != tt.want {
 			t.Errorf("FormatQueues(%#v) = %q, want %q", tt.in, got, tt.want)
 		}
-	}
-}
-
-func TestChooseRxMode(t *testing.T) {
-	tests := []struct {
-		name                  string
-		mode                  RxMode
-		queues, workers, cpus int
-		want                  RxMode
-	}{
-		{"spin asked", RxSpin, 4, 4, 2, RxSpin},
-		{"poll asked", RxPoll, 1, 0, 64, RxPoll},
-		{"a queue and its softirq on 2 CPUs", RxAuto, 1, 0, 2, RxPoll},
-		{"a queue and its softirq on 3 CPUs", RxAuto, 1, 0, 3, RxSpin},
-		{"a queue, its softirq and a worker on 3 CPUs", RxAuto, 1, 1, 3, RxPoll},
-		{"2 queues on 2 CPUs", RxAuto, 2, 0, 2, RxPoll},
-		{"4 queues, 7 workers on 16 CPUs", RxAuto, 4, 7, 16, RxSpin},
-		{"4 queues, 8 workers on 16 CPUs", RxAuto, 4, 8, 16, RxPoll},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := chooseRxMode(tt.mode, tt.queues, tt.workers, tt.cpus); got != tt.want {
-				t.Errorf("chooseRxMode(%s, %d queues, %d workers, %d CPUs) = %s, want %s", tt.mode, tt.queues, tt.workers, tt.cpus, got, tt.want)
-			}
-		})
 	}
 }

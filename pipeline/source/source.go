@@ -1,4 +1,4 @@
-package pipeline
+package source
 
 import (
 	"errors"
@@ -63,6 +63,23 @@ type Source interface {
 	// Close stops every queue's Receive and undoes all setup (XDP programs,
 	// sockets); it is safe to call more than once and from any goroutine.
 	Close() error
+	// Info describes the source, for the run's statistics and CPU plan.
+	Info() Info
+}
+
+// Info describes a source.
+type Info struct {
+	// Name is "afxdp:IFACE", "pcap:FILE" or "synthetic:PROFILE".
+	Name string
+	// Replay is how a file or synthetic source is paced: "max",
+	// "recorded" or a rate; empty for a live source.
+	Replay string
+	// RxMode is an AF_XDP source's receive mode; empty for the others.
+	RxMode RxMode
+	// KernelFed says that the kernel receives the frames on this machine's
+	// processors (AF_XDP: the driver's or veth's NAPI work and the XDP
+	// redirect run in softirq context before a frame reaches its ring).
+	KernelFed bool
 }
 
 // QueueStats counts one receive queue's traffic. Kernel-side drops are those the

@@ -1,4 +1,4 @@
-package queues
+package pipeline
 
 import (
 	"errors"
@@ -9,7 +9,9 @@ import (
 	"sync/atomic"
 
 	"github.com/xdphash/xdphash/dissect"
-	"github.com/xdphash/xdphash/pipeline"
+	"github.com/xdphash/xdphash/hash"
+	"github.com/xdphash/xdphash/pipeline/source"
+	"github.com/xdphash/xdphash/queues"
 )
 
 // receiver is one receive queue's loop, run to completion like the kernel's
@@ -19,16 +21,18 @@ import (
 type receiver struct {
 	e     *Engine
 	index int // position among the receive loops: the ring index in each worker
-	src   pipeline.QueueSource
+	src   source.QueueSource
 	queue int
 	d     *dissect.Dissector
-	steer *Steering
-	fl    *FlowLimit // nil without a flow limit
+	steer *hash.Steering
+	fl    *queues.FlowLimit // nil without a flow limit
 	// maxBacklog is netdev_max_backlog: the flow limit's reference.
 	maxBacklog int
-	batch      *pipeline.Batch
-	keys       dissect.FlowKeys
-	out        []outRing // per worker
+	// help steps a worker whose ring holds this many records (CPUPlan).
+	ownStepAt, otherStepAt int
+	batch                  *source.Batch
+	keys                   dissect.FlowKeys
+	out                    []outRing // per worker
 
 	virtual bool
 	base    int64 // the engine clock at the start of the run
@@ -46,7 +50,7 @@ type receiver struct {
 
 // outRing is the receive loop's side of its ring to one worker.
 type outRing struct {
-	ring *Ring
+	ring *queues.Ring
 	w    *worker
 	free int // slots free at the batch's start, less those committed since
 	n    int // slots filled in this batch, not yet committed
@@ -56,10 +60,11 @@ type outRing struct {
 }
 
 // recvCounters are the receive loop's counters as it publishes them, once
-// per batch, for Engine.Snapshot.
+// per batch, for Engine.Stats.
 type recvCounters struct {
 	frames, bytes atomic.Uint64
 	drops         []struct{ full, limited atomic.Uint64 }
+	steered       []atomic.Uint64 // per worker
 	// shapes is a copy of the loop's dissector counters, for live metrics. The
 	// loop copies them under the mutex once per batch (about 200 bytes), not
 	// per frame.
@@ -81,26 +86,29 @@ func (s recvSnap) drop(w int) uint64 {
 	return s.drops[w]
 }
 
-func newReceiver(e *Engine, index int, src pipeline.QueueSource) *receiver {
+func newReceiver(e *Engine, index int, src source.QueueSource) *receiver {
 	cfg := &e.cfg
 	r := &receiver{
 		e: e, index: index, src: src, queue: src.Queue(),
 		d:          dissect.NewDissector(cfg.Flags, cfg.Gates),
 		steer:      e.steer,
-		batch:      pipeline.NewBatch(cfg.Batch),
+		batch:      source.NewBatch(cfg.Batch),
 		virtual:    cfg.Virtual,
 		window:     int64(cfg.Window),
 		winEnd:     int64(cfg.Window),
 		steered:    make([]uint64, len(e.workers)),
 		maxBacklog: cfg.RingSize,
 	}
+	capacity := float64(e.workers[0].rings[index].Cap())
+	r.ownStepAt, r.otherStepAt = int(capacity*e.plan.OwnStepAt), int(capacity*e.plan.OtherStepAt)
 	if cfg.Auto {
 		r.d.EnableAuto(dissect.AutoConfig{})
 	}
 	if cfg.FlowLimit > 0 {
-		r.fl = NewFlowLimit(cfg.FlowLimit)
+		r.fl = queues.NewFlowLimit(cfg.FlowLimit)
 	}
 	r.pub.drops = make([]struct{ full, limited atomic.Uint64 }, len(e.workers))
+	r.pub.steered = make([]atomic.Uint64, len(e.workers))
 	for _, wk := range e.workers {
 		r.out = append(r.out, outRing{ring: wk.rings[index], w: wk})
 	}
@@ -110,6 +118,9 @@ func newReceiver(e *Engine, index int, src pipeline.QueueSource) *receiver {
 // run receives until the source ends or is closed, then tells the workers.
 func (r *receiver) run() error {
 	defer r.finish()
+	if err := r.e.place(-1); err != nil {
+		return fmt.Errorf("start receive loop %d: %w", r.index, err)
+	}
 	for {
 		err := r.src.Receive(r.batch)
 		if r.batch.Len() > 0 {
@@ -117,7 +128,7 @@ func (r *receiver) run() error {
 		}
 		switch {
 		case err == nil:
-		case errors.Is(err, io.EOF), errors.Is(err, pipeline.ErrClosed):
+		case errors.Is(err, io.EOF), errors.Is(err, source.ErrClosed):
 			return nil
 		default:
 			return fmt.Errorf("receive on queue %d: %w", r.queue, err)
@@ -139,7 +150,7 @@ func (r *receiver) finish() {
 // process runs one batch: per frame dissect, hash, steer, and fill a ring
 // slot; per batch one atomic load (Free) and one store (Commit) per worker.
 // It allocates nothing and makes no interface call per frame.
-func (r *receiver) process(b *pipeline.Batch) {
+func (r *receiver) process(b *source.Batch) {
 	for w := range r.out {
 		o := &r.out[w]
 		o.free, o.n = o.ring.Free(), 0
@@ -206,25 +217,24 @@ func (r *receiver) process(b *pipeline.Batch) {
 
 // help steps shared workers (worker.shared) on this loop's goroutine: each of
 // the workers this loop owns (their index modulo the number of loops is this
-// loop's) once its ring from this loop is a quarter full, and any other once
-// that ring is half full, so that no worker waits on a busy owner. It returns
-// whether it stepped one.
+// loop's) once its ring from this loop is CPUPlan.OwnStepAt full, and any
+// other once that ring is OtherStepAt full, so that no worker waits on a busy
+// owner. It returns whether it stepped one.
 //
 // With a Go processor per receive loop and none to spare, a worker's
 // goroutine runs only when a loop yields its processor. Stepping the worker
 // here, as the kernel's RPS processes its own CPU's backlog in the same
 // softirq, saves the two goroutine switches, takes this loop's records while
 // its core still holds them, and keeps each consumer's state mostly on one
-// core. Measured on the 2-core machine with 2 receive loops
-// (BenchmarkPipelineConsumers/virtual/queues=2, medians of 15 interleaved
-// rounds): fq_codel 9.36 -> 10.59 Mpps, fifo 11.99 -> 11.94 (unchanged).
+// core (BenchmarkPipelineConsumers measures it; docs/pipeline.md has the
+// figures).
 func (r *receiver) help() (helped bool) {
 	loops := len(r.e.recv)
 	for w := range r.out {
 		o := &r.out[w]
-		queued, limit := o.ring.Cap()-o.free, o.ring.Cap()/2
+		queued, limit := o.ring.Cap()-o.free, r.otherStepAt
 		if w%loops == r.index {
-			limit = o.ring.Cap() / 4
+			limit = r.ownStepAt
 		}
 		if queued < limit || !o.w.shared || !o.w.mu.TryLock() {
 			continue
@@ -295,6 +305,7 @@ func (r *receiver) publish() {
 	for w, o := range r.out {
 		r.pub.drops[w].full.Store(o.full)
 		r.pub.drops[w].limited.Store(o.limited)
+		r.pub.steered[w].Store(r.steered[w])
 	}
 	c := r.d.Counters()
 	r.pub.shapesMu.Lock()

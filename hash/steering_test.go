@@ -1,4 +1,4 @@
-package queues
+package hash
 
 import (
 	"net/netip"
@@ -6,7 +6,6 @@ import (
 
 	"github.com/xdphash/xdphash/corpus"
 	"github.com/xdphash/xdphash/dissect"
-	"github.com/xdphash/xdphash/hash"
 )
 
 // TestSteeringWorker checks worker choices computed by hand.
@@ -60,11 +59,11 @@ func msTCP(frag uint16) []byte {
 // TestSteeringHash checks both hash kinds against the hash package and the
 // published Toeplitz values.
 func TestSteeringHash(t *testing.T) {
-	kernel, err := NewSteering(SteerConfig{Workers: 1, Key: testKey})
+	kernel, err := NewSteering(SteerConfig{Workers: 1, Key: kunitKey})
 	if err != nil {
 		t.Fatal(err)
 	}
-	toeplitz, err := NewSteering(SteerConfig{Workers: 1, Hash: HashToeplitz})
+	toeplitz, err := NewSteering(SteerConfig{Workers: 1, Hash: KindToeplitz})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +90,7 @@ func TestSteeringHash(t *testing.T) {
 	}
 	var keys dissect.FlowKeys
 	dissect.DissectFrame(&keys, msTCP(0), dissect.DefaultFlags)
-	wh, wl4 := hash.NewKernel(testKey).Hash(&keys)
+	wh, wl4 := NewKernel(kunitKey).Hash(&keys)
 	if h, l4 := kernel.Hash(&keys); h != wh || l4 != wl4 {
 		t.Errorf("kernel hash %#x %v, want %#x %v", h, l4, wh, wl4)
 	}
@@ -101,7 +100,7 @@ func TestSteeringHash(t *testing.T) {
 // hashes to 0x51ccc178, entry 0x78 = 120 of the default table, queue 120 % 7
 // = 1; a tunnel is hashed on its outer header; ARP goes to queue 0.
 func TestRSSSpread(t *testing.T) {
-	spread, err := NewRSSSpread(nil, hash.SymmetricNone, 7, nil)
+	spread, err := NewRSSSpread(nil, SymmetricNone, 7, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,23 +118,5 @@ func TestRSSSpread(t *testing.T) {
 	}
 	if q := spread(corpus.Stack(corpus.Ethernet{}, corpus.ARP{Op: 1})); q != 0 {
 		t.Errorf("ARP queue %d, want 0", q)
-	}
-}
-
-func TestFlowPortOffset(t *testing.T) {
-	for _, tt := range []struct {
-		name  string
-		frame []byte
-		want  int
-	}{
-		{"tcp", msTCP(0), 34},
-		{"vlan", dissect.SampleFrame(dissect.ShapeVLAN), 38},
-		{"gre inner", dissect.SampleFrame(dissect.ShapeGRE), 14 + 20 + 8 + 20},
-		{"fragment", msTCP(0x2001), -1},
-		{"arp", corpus.Stack(corpus.Ethernet{}, corpus.ARP{Op: 1}), -1},
-	} {
-		if got := FlowPortOffset(tt.frame); got != tt.want {
-			t.Errorf("%s: offset %d, want %d", tt.name, got, tt.want)
-		}
 	}
 }

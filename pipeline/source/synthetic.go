@@ -1,17 +1,12 @@
-package pipeline
+package source
 
 import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"maps"
-	"net/netip"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
-
-	"github.com/xdphash/xdphash/corpus"
 )
 
 // SyntheticConfig describes a synthetic source. Zero fields take defaults.
@@ -42,6 +37,13 @@ type SyntheticConfig struct {
 	Clock Clock
 	// Seed seeds each queue's choice of flows.
 	Seed uint64
+	// Spread, when set, gives each template to one queue (as a NIC's RSS
+	// would: hash.NewRSSSpread builds one) instead of every template to
+	// every queue; each queue must get at least one. It suits templates
+	// that are flows of their own (a pktgen schedule's frames).
+	Spread func(frame []byte) int
+	// Name names the traffic, for Info: "synthetic:NAME".
+	Name string
 }
 
 // DefaultSyntheticFlows is SyntheticConfig.Flows's default.
@@ -66,6 +68,7 @@ type synthQueue struct {
 	src   *synthetic
 	index int
 	tpls  int      // templates
+	slots int      // buffers per template: 1, or the batch size when flows are rewritten
 	bufs  [][]byte // bufs[slot*tpls+t]: template t's copy for batch slot slot
 	offs  []int    // per template: the flow field's offset, or -1
 	base  []uint16 // per template: the flow field's value in the template
@@ -102,8 +105,45 @@ func NewSynthetic(frames [][]byte, cfg SyntheticConfig) (Source, error) {
 		return nil, fmt.Errorf("create synthetic source: replay %s: want max or a rate above 0", cfg.Replay)
 	}
 	s := &synthetic{cfg: cfg, done: make(chan struct{})}
+	perQueue := make([][][]byte, cfg.Queues)
+	for _, f := range frames {
+		if cfg.Spread == nil {
+			for q := range perQueue {
+				perQueue[q] = append(perQueue[q], f)
+			}
+			continue
+		}
+		q := cfg.Spread(f)
+		if q < 0 || q >= cfg.Queues {
+			return nil, fmt.Errorf("create synthetic source: spread put a frame on queue %d of %d", q, cfg.Queues)
+		}
+		perQueue[q] = append(perQueue[q], f)
+	}
+	for q, fs := range perQueue {
+		if len(fs) == 0 {
+			return nil, fmt.Errorf("create synthetic source: queue %d gets none of the %d frames (hint: fewer queues, or more flows)", q, len(frames))
+		}
+	}
+	pps := virtualMaxPPS
+	if cfg.Replay.Mode == ReplayRate {
+		pps = cfg.Replay.PPS / float64(cfg.Queues)
+	}
+	for q := range cfg.Queues {
+		sq, err := newSynthQueue(s, q, perQueue[q], pps)
+		if err != nil {
+			return nil, err
+		}
+		s.queues = append(s.queues, sq)
+	}
+	return s, nil
+}
+
+// newSynthQueue makes queue q, sending frames.
+func newSynthQueue(s *synthetic, q int, frames [][]byte, pps float64) (*synthQueue, error) {
+	cfg := &s.cfg
 	offs := make([]int, len(frames))
 	base := make([]uint16, len(frames))
+	flowFields := false
 	for t, f := range frames {
 		offs[t] = -1
 		if cfg.FlowOffset != nil {
@@ -114,36 +154,36 @@ func NewSynthetic(frames [][]byte, cfg SyntheticConfig) (Source, error) {
 				return nil, fmt.Errorf("create synthetic source: flow field at %d past the end of %d-byte template %d", offs[t], len(f), t)
 			}
 			base[t] = binary.BigEndian.Uint16(f[offs[t]:])
+			flowFields = true
 		}
 	}
-	pps := virtualMaxPPS
-	if cfg.Replay.Mode == ReplayRate {
-		pps = cfg.Replay.PPS / float64(cfg.Queues)
+	sq := &synthQueue{
+		src: s, index: q, tpls: len(frames), offs: offs, base: base,
+		// Queue q's flows are f*Queues+q: flows never repeat across queues.
+		flows: max((cfg.Flows-q+cfg.Queues-1)/cfg.Queues, 1),
+		rng:   splitmix(cfg.Seed + uint64(q)*0x9e3779b97f4a7c15),
+		quota: ^uint64(0),
+		gap:   interval(pps),
+		pacer: pacer{clock: cfg.Clock, done: s.done},
 	}
-	for q := range cfg.Queues {
-		sq := &synthQueue{
-			src: s, index: q, tpls: len(frames), offs: offs, base: base,
-			// Queue q's flows are f*Queues+q: flows never repeat across queues.
-			flows: max((cfg.Flows-q+cfg.Queues-1)/cfg.Queues, 1),
-			rng:   splitmix(cfg.Seed + uint64(q)*0x9e3779b97f4a7c15),
-			quota: ^uint64(0),
-			gap:   interval(pps),
-			pacer: pacer{clock: cfg.Clock, done: s.done},
+	if cfg.Count > 0 {
+		sq.quota = cfg.Count / uint64(cfg.Queues)
+		if uint64(q) < cfg.Count%uint64(cfg.Queues) {
+			sq.quota++
 		}
-		if cfg.Count > 0 {
-			sq.quota = cfg.Count / uint64(cfg.Queues)
-			if uint64(q) < cfg.Count%uint64(cfg.Queues) {
-				sq.quota++
-			}
-		}
-		for range cfg.Batch {
-			for _, f := range frames {
-				sq.bufs = append(sq.bufs, slices.Clone(f))
-			}
-		}
-		s.queues = append(s.queues, sq)
 	}
-	return s, nil
+	// A frame whose flow field is rewritten needs a buffer per batch slot;
+	// templates without one are handed out as they are, one copy each.
+	sq.slots = 1
+	if flowFields {
+		sq.slots = cfg.Batch
+	}
+	for range sq.slots {
+		for _, f := range frames {
+			sq.bufs = append(sq.bufs, slices.Clone(f))
+		}
+	}
+	return sq, nil
 }
 
 // splitmix is SplitMix64's output function: it turns a seed into a well-mixed
@@ -199,7 +239,7 @@ func (q *synthQueue) Receive(b *Batch) error {
 		if q.next++; q.next == q.tpls {
 			q.next = 0
 		}
-		f := q.bufs[slot*q.tpls+t]
+		f := q.bufs[(slot%q.slots)*q.tpls+t]
 		if off := q.offs[t]; off >= 0 {
 			// xorshift64: three shifts per frame pick the flow.
 			q.rng ^= q.rng << 13
@@ -230,72 +270,4 @@ func (q *synthQueue) waitUntil(t int64) bool {
 
 func (q *synthQueue) Stats() QueueStats {
 	return QueueStats{Frames: q.frames.Load(), Bytes: q.bytes.Load()}
-}
-
-// SyntheticProfiles names the built-in template mixes.
-var SyntheticProfiles = map[string]func() [][]byte{
-	"default":  defaultProfile,
-	"ipv4-tcp": func() [][]byte { return [][]byte{stack4(corpus.TCP{Src: 1025, Dst: 80, Flags: 0x10})} },
-}
-
-// SyntheticProfile returns the templates of a built-in profile.
-func SyntheticProfile(name string) ([][]byte, error) {
-	p, ok := SyntheticProfiles[name]
-	if !ok {
-		names := slices.Sorted(maps.Keys(SyntheticProfiles))
-		return nil, fmt.Errorf("unknown synthetic profile %q: want one of %s", name, strings.Join(names, ", "))
-	}
-	return p(), nil
-}
-
-// Addresses of the synthetic traffic: the benchmarking ranges.
-var (
-	synthSrc4, synthDst4 = netip.MustParseAddr("198.18.0.1"), netip.MustParseAddr("198.19.0.1")
-	synthSrc6, synthDst6 = netip.MustParseAddr("2001:db8::1"), netip.MustParseAddr("2001:db8:1::1")
-)
-
-func stack4(upper ...corpus.Layer) []byte {
-	return corpus.Stack(append([]corpus.Layer{corpus.Ethernet{}, corpus.IPv4{TTL: 64, Src: synthSrc4, Dst: synthDst4}}, upper...)...)
-}
-
-// defaultProfile spans every fast-path shape, mostly plain TCP and UDP over
-// Ethernet as on most links, and a few frames the fast paths decline (IPv4
-// options, a non-first fragment, an IPv6 extension header, ARP). Frame sizes
-// vary so that byte and packet rates differ.
-func defaultProfile() [][]byte {
-	tcp := corpus.TCP{Src: 1025, Dst: 80, Seq: 1, Flags: 0x10}
-	udp := corpus.UDP{Src: 1025, Dst: 53}
-	pad := func(n int) corpus.Payload { return make(corpus.Payload, n) }
-	ip4 := corpus.IPv4{TTL: 64, Src: synthSrc4, Dst: synthDst4}
-	ip6 := corpus.IPv6{HopLimit: 64, Src: synthSrc6, Dst: synthDst6}
-	inner4 := corpus.IPv4{TTL: 64, Src: netip.MustParseAddr("198.18.1.1"), Dst: netip.MustParseAddr("198.19.1.1")}
-	eth := corpus.Ethernet{}
-	return [][]byte{
-		// eth_ip: 13 of 23.
-		corpus.Stack(eth, ip4, tcp),
-		corpus.Stack(eth, ip4, tcp, pad(1460)),
-		corpus.Stack(eth, ip4, tcp),
-		corpus.Stack(eth, ip4, tcp, pad(536)),
-		corpus.Stack(eth, ip4, tcp),
-		corpus.Stack(eth, ip4, tcp, pad(1460)),
-		corpus.Stack(eth, ip4, udp, pad(64)),
-		corpus.Stack(eth, ip4, udp, pad(512)),
-		corpus.Stack(eth, ip6, tcp),
-		corpus.Stack(eth, ip6, tcp, pad(1440)),
-		corpus.Stack(eth, ip6, udp, pad(64)),
-		corpus.Stack(eth, ip4, tcp),
-		corpus.Stack(eth, ip6, tcp),
-		// One of each other shape.
-		corpus.Stack(eth, corpus.VLAN{ID: 100}, ip4, tcp, pad(200)),
-		corpus.Stack(eth, corpus.VLAN{TPID: 0x88a8, ID: 10}, corpus.VLAN{ID: 100}, ip4, udp, pad(100)),
-		corpus.Stack(eth, corpus.PPPoE{Session: 42}, ip4, tcp, pad(100)),
-		corpus.Stack(eth, corpus.MPLS{Label: 100, TTL: 64}, ip4, tcp, pad(100)),
-		corpus.Stack(eth, ip4, inner4, tcp, pad(100)),
-		corpus.Stack(eth, ip4, corpus.GRE{Flags: corpus.GREKey, Key: 7}, inner4, tcp, pad(100)),
-		// The slow path's.
-		corpus.Stack(eth, corpus.IPv4{TTL: 64, Src: synthSrc4, Dst: synthDst4, Options: []byte{0x94, 4, 0, 0}}, tcp),
-		corpus.Stack(eth, corpus.IPv4{TTL: 64, Src: synthSrc4, Dst: synthDst4, Frag: 0x00b9}, udp, pad(64)),
-		corpus.Stack(eth, ip6, corpus.IPv6Options{Type: 0}, udp, pad(64)),
-		corpus.Stack(eth, corpus.ARP{Op: 1, SenderAddr: synthSrc4, TargetAddr: synthDst4}),
-	}
 }

@@ -1,4 +1,4 @@
-package pipeline
+package source
 
 import (
 	"errors"
@@ -53,17 +53,14 @@ const (
 	RxSpin RxMode = "spin"
 	// RxPoll sleeps in poll(2) on the socket whenever the RX ring is empty.
 	RxPoll RxMode = "poll"
-	// RxAuto spins when the machine has a CPU for each queue's receive
-	// loop, one for each queue's kernel receive work (the softirq that runs
-	// the XDP program and fills the RX ring), one for each worker
-	// (AFXDPConfig.Workers) and one more for the rest of the system, and
-	// polls otherwise. A spinning loop takes the CPU time that work needs
-	// and gains nothing, since Receive costs about 15 ns a frame either
-	// way: measured on a 2-CPU machine with a veth lab fed by AF_PACKET
-	// (BenchmarkAFXDP, medians of 5), spinning received 0.13 to 0.20 Mpps
-	// with 2 queues where polling received 0.31 to 0.39, and 0.22 Mpps with
-	// 1 queue where polling received 0.40 to 0.42, and the kernel dropped 4
-	// to 90 times as many frames (RX ring full).
+	// RxAuto leaves the choice to the pipeline's CPU plan
+	// (pipeline.PlanCPUs): spin where the machine has a CPU for each
+	// queue's receive loop, one for each queue's kernel receive work (the
+	// softirq that runs the XDP program and fills the RX ring), one for
+	// each worker and one more for the rest of the system, and poll
+	// otherwise; a spinning loop takes the CPU time that work needs
+	// (docs/afxdp.md has the measurements). A source opened with RxAuto
+	// polls.
 	RxAuto RxMode = "auto"
 )
 
@@ -94,10 +91,7 @@ type AFXDPConfig struct {
 	// and driver support (veth has none); the default is copy mode.
 	ZeroCopy bool
 	Mode     XDPMode // default XDPNative
-	RxMode   RxMode  // default RxAuto
-	// Workers is how many CPUs the caller's workers keep busy, for RxAuto's
-	// rule; it changes nothing else.
-	Workers int
+	RxMode   RxMode  // RxSpin or RxPoll (RxAuto and the default poll)
 }
 
 // withDefaults fills c's zero fields and checks what can be checked without
@@ -136,22 +130,8 @@ func (c AFXDPConfig) withDefaults() (AFXDPConfig, error) {
 		// Fewer frames than fill ring entries would leave the kernel short
 		// of frames with the ring half empty.
 		return c, fmt.Errorf("%w: %d frames for a %d-entry ring: want at least as many frames as ring entries", ErrAFXDPConfig, c.Frames, c.RingSize)
-	case c.Workers < 0:
-		return c, fmt.Errorf("%w: %d workers", ErrAFXDPConfig, c.Workers)
 	}
 	return c, nil
-}
-
-// chooseRxMode resolves RxAuto by the rule in its documentation, for queues
-// receive loops, workers workers and cpus CPUs.
-func chooseRxMode(mode RxMode, queues, workers, cpus int) RxMode {
-	if mode != RxAuto {
-		return mode
-	}
-	if cpus >= 2*queues+workers+1 {
-		return RxSpin
-	}
-	return RxPoll
 }
 
 // ParseQueues parses a queue list: "all" (nil, every queue) or a comma

@@ -1,15 +1,17 @@
-package queues
+package runstats
 
 import (
 	"time"
 
 	"github.com/xdphash/xdphash/dissect"
-	"github.com/xdphash/xdphash/pipeline"
+	"github.com/xdphash/xdphash/pipeline/source"
 )
 
 // SchemaVersion is the version of the run statistics JSON (RunStats). Bump it
 // when a field changes meaning or disappears; adding fields keeps it.
-const SchemaVersion = 1
+// Version 2 spells every drop reason as a DropReason ("stage/reason") in
+// every map that counts drops.
+const SchemaVersion = 2
 
 // RunStats is what one run of the pipeline measured: written by `xdphash run
 // --out`, read by `xdphash report`. The engine fills the receive, steering and
@@ -48,24 +50,25 @@ type RunConfig struct {
 	Clock    string `json:"clock"`              // "wall", or "virtual": timed by the source's arrival stamps
 	Replay   string `json:"replay,omitempty"`   // how a file or synthetic source was paced: "max", "recorded" or a rate
 	WindowNs int64  `json:"window_ns"`          // length of each WindowReport
+	CPUPlan  string `json:"cpu_plan,omitempty"` // what the CPU plan chose and why
 }
 
 // QueueReport is one receive queue.
 type QueueReport struct {
-	Queue int                 `json:"queue"`
-	Stats pipeline.QueueStats `json:"stats"`
+	Queue int               `json:"queue"`
+	Stats source.QueueStats `json:"stats"`
 	// Steered[w] is the packets this queue's receive loop sent to worker w.
 	Steered []uint64 `json:"steered"`
 }
 
 // WorkerReport is one worker (one modelled CPU).
 type WorkerReport struct {
-	Worker   int               `json:"worker"`
-	CPU      int               `json:"cpu"` // -1 when not pinned
-	Packets  uint64            `json:"packets"`
-	Bytes    uint64            `json:"bytes"`
-	Drops    map[string]uint64 `json:"drops"` // before the consumer: "ring_full", "flow_limit"
-	Consumer ConsumerReport    `json:"consumer"`
+	Worker   int                   `json:"worker"`
+	CPU      int                   `json:"cpu"` // -1 when not pinned
+	Packets  uint64                `json:"packets"`
+	Bytes    uint64                `json:"bytes"`
+	Drops    map[DropReason]uint64 `json:"drops"` // before the consumer: DropRingFull, DropFlowLimit
+	Consumer ConsumerReport        `json:"consumer"`
 }
 
 // ConsumerReport is what a worker's consumer saw: its counters and the
@@ -127,9 +130,9 @@ type WindowReport struct {
 
 // Accounting adds up: Received = Processed + the sum of Dropped, exactly.
 type Accounting struct {
-	Received  uint64            `json:"received"`  // frames the receive loops took off the sources
-	Processed uint64            `json:"processed"` // frames a consumer served, or still holds at the end
-	Dropped   map[string]uint64 `json:"dropped"`   // by "stage/reason": "ring/full", "worker/flow_limit", "consumer/codel", ...
+	Received  uint64                `json:"received"`  // frames the receive loops took off the sources
+	Processed uint64                `json:"processed"` // frames a consumer served, or still holds at the end
+	Dropped   map[DropReason]uint64 `json:"dropped"`   // every drop after the receive loop took the frame, by reason
 	// KernelDrops are drops before the receive loop (AF_XDP ring full, ...), not part of Received.
 	KernelDrops map[string]uint64 `json:"kernel_drops"`
 	// Balanced is true when Received = Processed + the drops, and each

@@ -1,10 +1,9 @@
-package pipeline
+package source
 
 import (
 	"errors"
 	"fmt"
 	"net"
-	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -112,7 +111,7 @@ func openAFXDP(cfg AFXDPConfig) (_ *AFXDP, err error) {
 			cfg.Iface, ErrAFXDPConfig, cfg.FrameSize, ifi.MTU, need, kernel.XSKHeadroom)
 	}
 
-	s := &AFXDP{iface: cfg.Iface, mode: cfg.Mode, rxMode: chooseRxMode(cfg.RxMode, len(queues), cfg.Workers, runtime.NumCPU())}
+	s := &AFXDP{iface: cfg.Iface, mode: cfg.Mode, rxMode: cfg.RxMode}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -180,9 +179,10 @@ func (s *AFXDP) Mode() XDPMode { return s.mode }
 // RxMode is how Receive waits, RxSpin or RxPoll: RxAuto resolved.
 func (s *AFXDP) RxMode() RxMode { return s.rxMode }
 
-// KernelFed says that the kernel receives this source's frames on this
-// machine's processors (see queues.KernelFed).
-func (s *AFXDP) KernelFed() bool { return true }
+// Info describes the source: kernel-fed, with its receive mode.
+func (s *AFXDP) Info() Info {
+	return Info{Name: "afxdp:" + s.iface, RxMode: s.rxMode, KernelFed: true}
+}
 
 // ViaLink tells whether the XDP program is attached through a BPF link, which
 // the kernel removes when the process dies; false means netlink (before Linux

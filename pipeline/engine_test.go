@@ -1,4 +1,4 @@
-package queues
+package pipeline
 
 import (
 	"bytes"
@@ -7,7 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -20,7 +20,10 @@ import (
 	"github.com/xdphash/xdphash/corpus"
 	"github.com/xdphash/xdphash/dissect"
 	"github.com/xdphash/xdphash/hash"
-	"github.com/xdphash/xdphash/pipeline"
+	"github.com/xdphash/xdphash/internal/xdptest"
+	"github.com/xdphash/xdphash/pipeline/source"
+	"github.com/xdphash/xdphash/queues"
+	"github.com/xdphash/xdphash/runstats"
 )
 
 // testKey is the kernel SipHash KUnit key.
@@ -28,7 +31,7 @@ var testKey = hash.Key{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}
 
 // expected is what the offline slow path says of one frame.
 type expected struct {
-	rec    Record // the flow fields, Hash, L4, Len and Queue
+	rec    queues.Record // the flow fields, Hash, L4, Len and Queue
 	worker int
 }
 
@@ -36,19 +39,19 @@ type expected struct {
 // takes, the Record and worker the engine must produce, with the slow path
 // and the hash package alone.
 type oracleSource struct {
-	pipeline.Source
+	source.Source
 	queues []*oracleQueue
 }
 
 type oracleQueue struct {
-	pipeline.QueueSource
+	source.QueueSource
 	want    func(frame []byte) (uint32, bool, int) // hash, l4, worker
 	frames  []expected
 	atEOF   func()
 	eofOnce sync.Once
 }
 
-func newOracleSource(src pipeline.Source, want func(frame []byte) (uint32, bool, int)) *oracleSource {
+func newOracleSource(src source.Source, want func(frame []byte) (uint32, bool, int)) *oracleSource {
 	o := &oracleSource{Source: src}
 	for _, q := range src.Queues() {
 		o.queues = append(o.queues, &oracleQueue{QueueSource: q, want: want})
@@ -56,20 +59,20 @@ func newOracleSource(src pipeline.Source, want func(frame []byte) (uint32, bool,
 	return o
 }
 
-func (o *oracleSource) Queues() []pipeline.QueueSource {
-	qs := make([]pipeline.QueueSource, len(o.queues))
+func (o *oracleSource) Queues() []source.QueueSource {
+	qs := make([]source.QueueSource, len(o.queues))
 	for i, q := range o.queues {
 		qs[i] = q
 	}
 	return qs
 }
 
-func (q *oracleQueue) Receive(b *pipeline.Batch) error {
+func (q *oracleQueue) Receive(b *source.Batch) error {
 	err := q.QueueSource.Receive(b)
 	for i, f := range b.Frames {
 		var keys dissect.FlowKeys
 		dissect.DissectFrame(&keys, f, dissect.DefaultFlags)
-		var r Record
+		var r queues.Record
 		r.FromKeys(&keys)
 		r.Hash, r.L4, r.Len, r.Queue = 0, false, uint32(b.WireLen[i]), uint16(q.Queue())
 		h, l4, w := q.want(f)
@@ -98,12 +101,12 @@ func kernelRPS(key hash.Key, workers int) func([]byte) (uint32, bool, int) {
 // recorder is a consumer that keeps every record it is given, serves them at
 // once, and can hold its worker until released.
 type recorder struct {
-	FIFO
+	queues.FIFO
 	hold <-chan struct{} // Enqueue waits for it to close; nil: never waits
-	got  []Record
+	got  []queues.Record
 }
 
-func (c *recorder) Enqueue(recs []Record, now int64) {
+func (c *recorder) Enqueue(recs []queues.Record, now int64) {
 	if c.hold != nil {
 		<-c.hold
 	}
@@ -117,14 +120,14 @@ type recorders struct {
 	hold <-chan struct{}
 }
 
-func (rs *recorders) factory(limit int) ConsumerFactory {
-	return func(w int) Consumer {
+func (rs *recorders) factory(limit int) func(int) queues.Consumer {
+	return func(w int) queues.Consumer {
 		rs.mu.Lock()
 		defer rs.mu.Unlock()
 		for len(rs.all) <= w {
 			rs.all = append(rs.all, nil)
 		}
-		rs.all[w] = &recorder{FIFO: *NewFIFO(limit), hold: rs.hold}
+		rs.all[w] = &recorder{FIFO: *queues.NewFIFO(limit), hold: rs.hold}
 		return rs.all[w]
 	}
 }
@@ -135,7 +138,7 @@ func checkRecords(tb testing.TB, o *oracleSource, rs *recorders, drops uint64) {
 	tb.Helper()
 	var total, got uint64
 	for w, c := range rs.all {
-		byQueue := map[uint16][]Record{}
+		byQueue := map[uint16][]queues.Record{}
 		for _, r := range c.got {
 			byQueue[r.Queue] = append(byQueue[r.Queue], r)
 			got++
@@ -177,16 +180,16 @@ func checkRecords(tb testing.TB, o *oracleSource, rs *recorders, drops uint64) {
 	}
 }
 
-func syntheticSource(tb testing.TB, profile string, cfg pipeline.SyntheticConfig) pipeline.Source {
+func syntheticSource(tb testing.TB, profile string, cfg source.SyntheticConfig) source.Source {
 	tb.Helper()
-	frames, err := pipeline.SyntheticProfile(profile)
+	frames, err := xdptest.Templates(profile)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	if cfg.FlowOffset == nil {
-		cfg.FlowOffset = FlowPortOffset
+		cfg.FlowOffset = dissect.FlowPortOffset
 	}
-	src, err := pipeline.NewSynthetic(frames, cfg)
+	src, err := source.NewSynthetic(frames, cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -194,7 +197,7 @@ func syntheticSource(tb testing.TB, profile string, cfg pipeline.SyntheticConfig
 	return src
 }
 
-func runEngine(tb testing.TB, cfg EngineConfig) *RunStats {
+func runEngine(tb testing.TB, cfg EngineConfig) *runstats.RunStats {
 	tb.Helper()
 	_, st := runNewEngine(tb, cfg)
 	return st
@@ -202,7 +205,7 @@ func runEngine(tb testing.TB, cfg EngineConfig) *RunStats {
 
 // runNewEngine runs an engine of cfg for 20 s at most and returns it with its
 // report, for tests that look inside the engine after the run.
-func runNewEngine(tb testing.TB, cfg EngineConfig) (*Engine, *RunStats) {
+func runNewEngine(tb testing.TB, cfg EngineConfig) (*Engine, *runstats.RunStats) {
 	tb.Helper()
 	e, err := NewEngine(cfg)
 	if err != nil {
@@ -217,7 +220,7 @@ func runNewEngine(tb testing.TB, cfg EngineConfig) (*Engine, *RunStats) {
 	return e, st
 }
 
-func dropTotal(acc Accounting) uint64 {
+func dropTotal(acc runstats.Accounting) uint64 {
 	var n uint64
 	for _, d := range acc.Dropped {
 		n += d
@@ -232,14 +235,14 @@ func TestEngineSynthetic(t *testing.T) {
 	for _, virtual := range []bool{false, true} {
 		t.Run(fmt.Sprintf("virtual=%v", virtual), func(t *testing.T) {
 			const workers, frames = 3, 20000
-			src := syntheticSource(t, "default", pipeline.SyntheticConfig{Queues: 2, Count: frames, Flows: 300})
+			src := syntheticSource(t, "default", source.SyntheticConfig{Queues: 2, Count: frames, Flows: 300})
 			o := newOracleSource(src, kernelRPS(testKey, workers))
 			var rs recorders
 			st := runEngine(t, EngineConfig{
 				Source:   o,
-				Steering: SteerConfig{Workers: workers, Key: testKey},
+				Steering: hash.SteerConfig{Workers: workers, Key: testKey},
 				Flags:    dissect.DefaultFlags, Gates: dissect.AllGates,
-				Consumer: rs.factory(1 << 16),
+				NewConsumer: rs.factory(1 << 16),
 				// Lossless: a live run with a ring this large and fast
 				// consumers drops nothing on any machine worth testing on,
 				// and a virtual run never drops.
@@ -263,7 +266,7 @@ func TestEngineSynthetic(t *testing.T) {
 }
 
 // checkAccounting checks that the report's parts agree with each other.
-func checkAccounting(tb testing.TB, st *RunStats, received uint64) {
+func checkAccounting(tb testing.TB, st *runstats.RunStats, received uint64) {
 	tb.Helper()
 	acc := st.Accounting
 	if !acc.Balanced || acc.Received != received || acc.Received != acc.Processed+dropTotal(acc) {
@@ -278,7 +281,7 @@ func checkAccounting(tb testing.TB, st *RunStats, received uint64) {
 	}
 	for _, w := range st.Workers {
 		taken += w.Packets
-		ringDrops += w.Drops[dropRingFull] + w.Drops[dropFlowLimit]
+		ringDrops += w.Drops[runstats.DropRingFull] + w.Drops[runstats.DropFlowLimit]
 	}
 	if frames != received || steered != taken || steered+ringDrops != received {
 		tb.Errorf("queues saw %d frames and steered %d, workers took %d and dropped %d, of %d", frames, steered, taken, ringDrops, received)
@@ -327,11 +330,11 @@ func TestEnginePcapCorpus(t *testing.T) {
 	for _, f := range corpus.Build() {
 		frames = append(frames, f.Data)
 	}
-	spread, err := NewRSSSpread(nil, hash.SymmetricNone, 3, nil)
+	spread, err := hash.NewRSSSpread(nil, hash.SymmetricNone, 3, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := pipeline.NewPcap(bytes.NewReader(writePcap(t, frames)), "corpus.pcap", pipeline.PcapConfig{Queues: 3, Spread: spread})
+	src, err := source.NewPcap(bytes.NewReader(writePcap(t, frames)), "corpus.pcap", source.PcapConfig{Queues: 3, Spread: spread})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,10 +344,10 @@ func TestEnginePcapCorpus(t *testing.T) {
 	var rs recorders
 	st := runEngine(t, EngineConfig{
 		Source:   o,
-		Steering: SteerConfig{Workers: workers, Key: testKey},
+		Steering: hash.SteerConfig{Workers: workers, Key: testKey},
 		Flags:    dissect.DefaultFlags, Gates: dissect.AllGates,
-		Consumer: rs.factory(1 << 16),
-		Virtual:  true,
+		NewConsumer: rs.factory(1 << 16),
+		Virtual:     true,
 	})
 	checkRecords(t, o, &rs, 0)
 	checkAccounting(t, st, uint64(len(frames)))
@@ -383,18 +386,22 @@ func TestEngineTinyRing(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			const frames = 5000
-			src := syntheticSource(t, tt.profile, pipeline.SyntheticConfig{Count: frames, Flows: tt.flows})
+			src := syntheticSource(t, tt.profile, source.SyntheticConfig{Count: frames, Flows: tt.flows})
 			o := newOracleSource(src, kernelRPS(testKey, 2))
 			hold := make(chan struct{})
 			o.queues[0].atEOF = func() { close(hold) }
 			rs := recorders{hold: hold}
+			// The workers block in their consumers until the source ends:
+			// a loop must not step them, or it would block too.
+			plan := stepPlan(1, false)
 			e, err := NewEngine(EngineConfig{
-				Source:    o,
-				Steering:  SteerConfig{Workers: 2, Key: testKey},
-				Flags:     dissect.DefaultFlags,
-				Consumer:  rs.factory(1 << 16),
-				RingSize:  tt.ringSize,
-				FlowLimit: tt.flowLimit,
+				Plan:        &plan,
+				Source:      o,
+				Steering:    hash.SteerConfig{Workers: 2, Key: testKey},
+				Flags:       dissect.DefaultFlags,
+				NewConsumer: rs.factory(1 << 16),
+				RingSize:    tt.ringSize,
+				FlowLimit:   tt.flowLimit,
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -406,9 +413,9 @@ func TestEngineTinyRing(t *testing.T) {
 			checkAccounting(t, st, frames)
 			checkRecords(t, o, &rs, dropTotal(st.Accounting))
 			acc := st.Accounting
-			full, limited := acc.Dropped["ring/full"], acc.Dropped["worker/flow_limit"]
+			full, limited := acc.Dropped[runstats.DropRingFull], acc.Dropped[runstats.DropFlowLimit]
 			switch {
-			case tt.flowLimit > 0 && tt.ringSize >= 2*FlowLimitHistory:
+			case tt.flowLimit > 0 && tt.ringSize >= 2*queues.FlowLimitHistory:
 				// The ring takes 128 records below half full, then 64 more
 				// counted in the history; the 65th is dropped, and so is
 				// every later one while the ring stays above half full.
@@ -427,29 +434,30 @@ func TestEngineTinyRing(t *testing.T) {
 // TestEngineVirtualDeterministic runs a rate-limited virtual replay twice:
 // with one queue and no flow limit the reports are identical.
 func TestEngineVirtualDeterministic(t *testing.T) {
-	a, _ := virtualReplay(t, "fifo", 0)
-	b, _ := virtualReplay(t, "fifo", 0)
+	a, _ := virtualReplay(t, "fifo", false)
+	b, _ := virtualReplay(t, "fifo", false)
 	if !bytes.Equal(a, b) {
 		t.Errorf("two virtual runs differ:\n%s\n%s", a, b)
 	}
 }
 
 // TestEngineLoopsStepWorkers checks that a receive loop stepping the workers
-// (with no Go processor to spare for them) changes no result: the virtual
-// replay's report is the one the workers' own goroutines give.
+// (CPUPlan.LoopsStepWorkers: no Go processor to spare for them) changes no
+// result: the virtual replay's report is the one the workers' own goroutines
+// give.
 func TestEngineLoopsStepWorkers(t *testing.T) {
 	for _, consumer := range []string{"fifo", "fq_codel"} {
 		t.Run(consumer, func(t *testing.T) {
-			own, ownSteps := virtualReplay(t, consumer, 2)
+			own, ownSteps := virtualReplay(t, consumer, false)
 			for w, n := range ownSteps {
 				if n != 0 {
-					t.Errorf("GOMAXPROCS 2, 1 receive loop: the loop took %d records for worker %d, want 0", n, w)
+					t.Errorf("workers on their own: the loop took %d records for worker %d, want 0", n, w)
 				}
 			}
-			helped, steps := virtualReplay(t, consumer, 1)
+			helped, steps := virtualReplay(t, consumer, true)
 			for w, n := range steps {
 				if n == 0 {
-					t.Errorf("GOMAXPROCS 1, 1 receive loop: the loop took no record for worker %d", w)
+					t.Errorf("loops step workers: the loop took no record for worker %d", w)
 				}
 			}
 			if !bytes.Equal(own, helped) {
@@ -460,14 +468,15 @@ func TestEngineLoopsStepWorkers(t *testing.T) {
 	// Two loops on two processors: each steps the worker it owns and, when
 	// a ring to the other falls half full, that one too; nothing is lost.
 	t.Run("2 loops", func(t *testing.T) {
-		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 		const frames = 200000
+		plan := stepPlan(2, true)
 		e, st := runNewEngine(t, EngineConfig{
-			Source:   syntheticSource(t, "default", pipeline.SyntheticConfig{Queues: 2, Count: frames}),
-			Steering: SteerConfig{Workers: 2, Key: testKey},
+			Plan:     &plan,
+			Source:   syntheticSource(t, "default", source.SyntheticConfig{Queues: 2, Count: frames}),
+			Steering: hash.SteerConfig{Workers: 2, Key: testKey},
 			Flags:    dissect.DefaultFlags,
 			Gates:    dissect.AllGates,
-			Consumer: Consumers["fq_codel"],
+			Consumer: "fq_codel",
 			Virtual:  true,
 		})
 		checkAccounting(t, st, frames)
@@ -482,37 +491,41 @@ func TestEngineLoopsStepWorkers(t *testing.T) {
 	})
 }
 
+// stepPlan is the CPU plan of loops receive loops and 2 workers, with the
+// loops stepping the workers or not.
+func stepPlan(loops int, step bool) CPUPlan {
+	p := PlanCPUs(CPUInput{Loops: loops, Workers: 2})
+	p.LoopsStepWorkers = step
+	return p
+}
+
 // virtualReplay runs 30,000 frames of the default profile, replayed at
 // 200 kpps on one queue, on the virtual clock through consumer served below
-// the offered load, with GOMAXPROCS procs (0: unchanged). It returns the
-// report as JSON and, per worker, the records the receive loop took for it.
-func virtualReplay(t *testing.T, consumer string, procs int) ([]byte, []uint64) {
+// the offered load, with the loop stepping the workers or not. It returns the
+// report as JSON (without the plan's words) and, per worker, the records the
+// receive loop took for it.
+func virtualReplay(t *testing.T, consumer string, step bool) ([]byte, []uint64) {
 	t.Helper()
-	if procs > 0 {
-		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-	}
-	frames, err := pipeline.SyntheticProfile("default")
+	plan := stepPlan(1, step)
+	frames, err := xdptest.Templates("default")
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := pipeline.NewSynthetic(frames, pipeline.SyntheticConfig{
-		Count: 30000, FlowOffset: FlowPortOffset, Replay: pipeline.Replay{Mode: pipeline.ReplayRate, PPS: 2e5},
+	src, err := source.NewSynthetic(frames, source.SyntheticConfig{
+		Count: 30000, FlowOffset: dissect.FlowPortOffset, Replay: source.Replay{Mode: source.ReplayRate, PPS: 2e5},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	factory, err := ConsumerConfig{}.Factory(consumer)
-	if err != nil {
-		t.Fatal(err)
-	}
 	e, st := runNewEngine(t, EngineConfig{
+		Plan:        &plan,
 		Source:      src,
-		Steering:    SteerConfig{Workers: 2, Key: testKey},
+		Steering:    hash.SteerConfig{Workers: 2, Key: testKey},
 		Flags:       dissect.DefaultFlags,
 		Gates:       dissect.AllGates,
-		Consumer:    factory,
-		ServiceRate: Rate{BitsPerSec: 1e8}, // a quarter of the ~100 MB/s offered to each worker
+		Consumer:    consumer,
+		ServiceRate: queues.Rate{BitsPerSec: 1e8}, // a quarter of the ~100 MB/s offered to each worker
 		RingSize:    64,
 		Virtual:     true,
 		Window:      20 * time.Millisecond,
@@ -520,14 +533,14 @@ func virtualReplay(t *testing.T, consumer string, procs int) ([]byte, []uint64) 
 	checkAccounting(t, st, 30000)
 	var consumerDrops uint64
 	for reason, n := range st.Accounting.Dropped {
-		if strings.HasPrefix(reason, "consumer/") {
+		if strings.HasPrefix(string(reason), "consumer/") {
 			consumerDrops += n
 		}
 	}
 	if consumerDrops == 0 {
 		t.Errorf("no %s drops at a service rate below the offered load: %+v", consumer, st.Accounting)
 	}
-	st.Started = time.Time{}
+	st.Started, st.Config.CPUPlan = time.Time{}, ""
 	b, err := json.Marshal(st)
 	if err != nil {
 		t.Fatal(err)
@@ -542,10 +555,10 @@ func virtualReplay(t *testing.T, consumer string, procs int) ([]byte, []uint64) 
 // TestEngineWindows checks the window split of a virtual run: 1 Mpps per
 // queue for 2.5 ms in 1 ms windows.
 func TestEngineWindows(t *testing.T) {
-	src := syntheticSource(t, "default", pipeline.SyntheticConfig{Queues: 2, Count: 5000})
+	src := syntheticSource(t, "default", source.SyntheticConfig{Queues: 2, Count: 5000})
 	st := runEngine(t, EngineConfig{
 		Source:   src,
-		Steering: SteerConfig{Workers: 2, Key: testKey},
+		Steering: hash.SteerConfig{Workers: 2, Key: testKey},
 		Virtual:  true,
 		Window:   time.Millisecond,
 	})
@@ -565,17 +578,17 @@ func TestEngineWindows(t *testing.T) {
 // TestEngineErrors checks configurations NewEngine refuses and a source that
 // fails.
 func TestEngineErrors(t *testing.T) {
-	src := syntheticSource(t, "default", pipeline.SyntheticConfig{Count: 10})
+	src := syntheticSource(t, "default", source.SyntheticConfig{Count: 10})
 	for _, tt := range []struct {
 		name string
 		cfg  EngineConfig
 	}{
-		{"no source", EngineConfig{Steering: SteerConfig{Workers: 1}}},
+		{"no source", EngineConfig{Steering: hash.SteerConfig{Workers: 1}}},
 		{"no workers", EngineConfig{Source: src}},
-		{"CPUs per worker", EngineConfig{Source: src, Steering: SteerConfig{Workers: 2}, CPUs: []int{0}, PinThread: func(int) error { return nil }}},
-		{"CPUs without PinThread", EngineConfig{Source: src, Steering: SteerConfig{Workers: 1}, CPUs: []int{0}}},
-		{"RETA weights", EngineConfig{Source: src, Steering: SteerConfig{Workers: 2, Steer: SteerRETA, RETAWeights: []int{1, 1, 1}}}},
-		{"RSS key", EngineConfig{Source: src, Steering: SteerConfig{Workers: 2, Hash: HashToeplitz, RSSKey: make([]byte, 12)}}},
+		{"CPUs per worker", EngineConfig{Source: src, Steering: hash.SteerConfig{Workers: 2}, Plan: &CPUPlan{WorkerCPUs: []int{0}}}},
+		{"unknown consumer", EngineConfig{Source: src, Steering: hash.SteerConfig{Workers: 1}, Consumer: "red"}},
+		{"RETA weights", EngineConfig{Source: src, Steering: hash.SteerConfig{Workers: 2, Steer: hash.SteerRETA, RETAWeights: []int{1, 1, 1}}}},
+		{"RSS key", EngineConfig{Source: src, Steering: hash.SteerConfig{Workers: 2, Hash: hash.KindToeplitz, RSSKey: make([]byte, 12)}}},
 	} {
 		if _, err := NewEngine(tt.cfg); err == nil {
 			t.Errorf("%s: no error", tt.name)
@@ -583,43 +596,42 @@ func TestEngineErrors(t *testing.T) {
 	}
 
 	broken := errors.New("broken")
-	e, err := NewEngine(EngineConfig{Source: &failingSource{Source: src, err: broken}, Steering: SteerConfig{Workers: 1}})
+	e, err := NewEngine(EngineConfig{Source: &failingSource{Source: src, err: broken}, Steering: hash.SteerConfig{Workers: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.Run(context.Background()); !errors.Is(err, broken) {
 		t.Errorf("run on a failing source: %v, want %v", err, broken)
 	}
-	pinErr := errors.New("no such CPU")
+	// No machine here has CPU 1023: pinning to it fails, and so does the run.
 	e, err = NewEngine(EngineConfig{
-		Source:    syntheticSource(t, "default", pipeline.SyntheticConfig{Count: 100}),
-		Steering:  SteerConfig{Workers: 1},
-		CPUs:      []int{7},
-		PinThread: func(int) error { return pinErr },
+		Source:   syntheticSource(t, "default", source.SyntheticConfig{Count: 100}),
+		Steering: hash.SteerConfig{Workers: 1},
+		Plan:     &CPUPlan{WorkerCPUs: []int{1023}},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Run(context.Background()); !errors.Is(err, pinErr) {
-		t.Errorf("run with a failing pin: %v, want %v", err, pinErr)
+	if _, err := e.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "start worker 0") {
+		t.Errorf("run with a failing pin: %v, want the worker's pin error", err)
 	}
 }
 
 type failingSource struct {
-	pipeline.Source
+	source.Source
 	err error
 }
 
-func (s *failingSource) Queues() []pipeline.QueueSource {
-	return []pipeline.QueueSource{&failingQueue{QueueSource: s.Source.Queues()[0], err: s.err}}
+func (s *failingSource) Queues() []source.QueueSource {
+	return []source.QueueSource{&failingQueue{QueueSource: s.Source.Queues()[0], err: s.err}}
 }
 
 type failingQueue struct {
-	pipeline.QueueSource
+	source.QueueSource
 	err error
 }
 
-func (q *failingQueue) Receive(b *pipeline.Batch) error {
+func (q *failingQueue) Receive(b *source.Batch) error {
 	if err := q.QueueSource.Receive(b); err != nil && !errors.Is(err, io.EOF) {
 		return err
 	}
@@ -628,8 +640,8 @@ func (q *failingQueue) Receive(b *pipeline.Batch) error {
 
 // TestEngineCancel stops an endless live source with its context.
 func TestEngineCancel(t *testing.T) {
-	src := syntheticSource(t, "default", pipeline.SyntheticConfig{Replay: pipeline.Replay{Mode: pipeline.ReplayRate, PPS: 1e5}, Clock: pipeline.WallClock()})
-	e, err := NewEngine(EngineConfig{Source: src, Steering: SteerConfig{Workers: 2, Key: testKey}, ServiceRate: Rate{PacketsPerSec: 2e4}})
+	src := syntheticSource(t, "default", source.SyntheticConfig{Replay: source.Replay{Mode: source.ReplayRate, PPS: 1e5}, Clock: source.WallClock()})
+	e, err := NewEngine(EngineConfig{Source: src, Steering: hash.SteerConfig{Workers: 2, Key: testKey}, ServiceRate: queues.Rate{PacketsPerSec: 2e4}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -643,8 +655,8 @@ func TestEngineCancel(t *testing.T) {
 	if st.Accounting.Received == 0 {
 		t.Error("received nothing in 100 ms")
 	}
-	snap := e.Snapshot()
-	if snap.Queues[0].Frames != st.Accounting.Received {
-		t.Errorf("snapshot %+v, want %d frames", snap, st.Accounting.Received)
+	// After the run, Stats and the final report read the same counters.
+	if live := e.Stats(); live.Queues[0].Stats.Frames != st.Accounting.Received || !reflect.DeepEqual(live.Accounting, st.Accounting) {
+		t.Errorf("Stats after the run: %+v, want the report's %+v", live.Accounting, st.Accounting)
 	}
 }
