@@ -2,7 +2,6 @@ package corpus
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"math/bits"
 	"net/netip"
@@ -207,6 +206,3 @@ func pad(v byte, ns ...int) mutation {
 		}
 	}
 }
-
-// be16 is a helper for literal payloads.
-func be16(v uint16) []byte { return binary.BigEndian.AppendUint16(nil, v) }

@@ -2,7 +2,6 @@ package dissect
 
 import (
 	"fmt"
-	"time"
 )
 
 // Auto mode opens and closes a Dissector's gates from the traffic it measures.
@@ -30,8 +29,8 @@ import (
 // class, and stays open. p is measured directly while a gate is open (its
 // hits and declines); while it is closed, one class frame in ProbeEvery is also
 // given to the fast path (into scratch keys) to learn how many it would accept.
-// S and C come from Calibrate (measured on the running machine) or from the
-// benchmark figures in DefaultCosts.
+// S and C come from AutoConfig.Costs, by default DefaultCosts (measured with
+// `xdphash bench dissect`; docs/fast-paths.md has the figures).
 //
 // Auto mode never changes a key byte: it only chooses which code computes them.
 type Auto struct {
@@ -201,40 +200,6 @@ func (a *Auto) decide(d *Dissector) {
 		}
 	}
 	d.SetGates(gates)
-}
-
-// Calibrate measures S and C for every shape on the running machine: S from
-// the slow and fast paths over a sample frame of the shape, C as what an open
-// gate adds to a Dissector's time on a frame of its class that the fast path
-// declines (NearMissFrame; 0 when its fast path declines none, or when the
-// slow path's resuming where the fast path stopped makes up for its tests).
-// It takes a few tens of milliseconds.
-func Calibrate() [NumShapes]Cost {
-	const rounds, n = 5, 20000
-	var costs [NumShapes]Cost
-	var k FlowKeys
-	timeIt := func(fn func()) float64 {
-		best := time.Duration(1 << 62)
-		for range rounds {
-			start := time.Now()
-			for range n {
-				fn()
-			}
-			best = min(best, time.Since(start))
-		}
-		return float64(best.Nanoseconds()) / n
-	}
-	for s := range NumShapes {
-		frame := SampleFrame(s)
-		slow := timeIt(func() { DissectFrame(&k, frame, DefaultFlags) })
-		fast := timeIt(func() { runFast(s, &k, frame) })
-		costs[s].Saving = slow - fast
-		if miss, ok := NearMissFrame(s); ok {
-			open, closed := NewDissector(DefaultFlags, NoGates.With(s)), NewDissector(DefaultFlags, NoGates)
-			costs[s].Miss = max(0, timeIt(func() { open.DissectFrame(&k, miss) })-timeIt(func() { closed.DissectFrame(&k, miss) }))
-		}
-	}
-	return costs
 }
 
 // String renders a gate state for the counters table.

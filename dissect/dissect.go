@@ -492,15 +492,3 @@ func dissectGRE(keys *FlowKeys, buf []byte, proto uint16, nhoff int, flags Flags
 	}
 	return proto, nhoff, true, verdictProtoAgain
 }
-
-// FlowPortOffset is the offset in frame of the transport source port the
-// flow dissector reads (its thoff), or -1 when it reads no ports: where a
-// generator rewrites a template's ports to make flows of it.
-func FlowPortOffset(frame []byte) int {
-	var keys FlowKeys
-	DissectFrame(&keys, frame, DefaultFlags)
-	if keys.PortsWord() == 0 {
-		return -1
-	}
-	return int(keys.THoff())
-}

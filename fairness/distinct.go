@@ -94,27 +94,6 @@ func (d *Distinct) Estimate() uint64 {
 	return uint64(math.Round(e))
 }
 
-// Merge makes d count the values added to o as well.
-func (d *Distinct) Merge(o *Distinct) {
-	for i, r := range o.reg {
-		d.reg[i] = max(d.reg[i], r)
-	}
-	if o.overflow {
-		d.overflow = true
-	}
-	if d.overflow {
-		return
-	}
-	if o.hasZero {
-		d.addSmall(0, 0)
-	}
-	for _, h := range o.small {
-		if h != 0 && !d.overflow {
-			d.addSmall(h, mix64(uint64(h)))
-		}
-	}
-}
-
 // mix64 is the finaliser of MurmurHash3: every input bit changes every output
 // bit with probability about one half.
 func mix64(x uint64) uint64 {

@@ -76,12 +76,3 @@ func (h *LogHistogram) Quantile(q float64) int64 {
 	}
 	return h.max
 }
-
-// Merge adds the values counted in o to h.
-func (h *LogHistogram) Merge(o *LogHistogram) {
-	for i, c := range o.counts {
-		h.counts[i] += c
-	}
-	h.n += o.n
-	h.max = max(h.max, o.max)
-}

@@ -85,11 +85,11 @@ func TestToeplitzMicrosoftSuite(t *testing.T) {
 		ipLen := len(input) - 4
 		var direct, directTCP uint32
 		if src.Is4() {
-			direct = tz.HashIPv4(src.As4(), dst.As4(), sp, dp, false)
-			directTCP = tz.HashIPv4(src.As4(), dst.As4(), sp, dp, true)
+			direct = tz.hashIPv4(src.As4(), dst.As4(), sp, dp, false)
+			directTCP = tz.hashIPv4(src.As4(), dst.As4(), sp, dp, true)
 		} else {
-			direct = tz.HashIPv6(src.As16(), dst.As16(), sp, dp, false)
-			directTCP = tz.HashIPv6(src.As16(), dst.As16(), sp, dp, true)
+			direct = tz.hashIPv6(src.As16(), dst.As16(), sp, dp, false)
+			directTCP = tz.hashIPv6(src.As16(), dst.As16(), sp, dp, true)
 		}
 		keys := tupleKeys(tt.src, tt.dst)
 		for _, c := range []struct {
@@ -100,8 +100,8 @@ func TestToeplitzMicrosoftSuite(t *testing.T) {
 			{"bitwise reference, with TCP", toeplitzBitwise(DefaultRSSKey[:], input), tt.withTCP},
 			{"Hash, IP only", tz.Hash(input[:ipLen]), tt.ipOnly},
 			{"Hash, with TCP", tz.Hash(input), tt.withTCP},
-			{"HashIPv4/6, IP only", direct, tt.ipOnly},
-			{"HashIPv4/6, with TCP", directTCP, tt.withTCP},
+			{"hashIPv4/6, IP only", direct, tt.ipOnly},
+			{"hashIPv4/6, with TCP", directTCP, tt.withTCP},
 			{"FromKeys, IP only", tz.FromKeys(keys, false, SymmetricNone), tt.ipOnly},
 			{"FromKeys, with TCP", tz.FromKeys(keys, true, SymmetricNone), tt.withTCP},
 		} {
@@ -124,8 +124,8 @@ func TestToeplitzTablesMatchBitwise(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if tz.MaxInput() != keyLen-4 {
-				t.Fatalf("MaxInput() = %d, want %d", tz.MaxInput(), keyLen-4)
+			if tz.maxInput() != keyLen-4 {
+				t.Fatalf("maxInput() = %d, want %d", tz.maxInput(), keyLen-4)
 			}
 			for range 50 {
 				input := make([]byte, rng.IntN(keyLen-4+1))
@@ -232,8 +232,8 @@ func TestToeplitzAllocs(t *testing.T) {
 	k6 := tupleKeys(msSuite[5].src, msSuite[5].dst)
 	var sink uint32
 	for name, f := range map[string]func(){
-		"HashIPv4": func() { sink += tz.HashIPv4([4]byte{1, 2, 3, 4}, [4]byte{5, 6, 7, 8}, 1, 2, true) },
-		"HashIPv6": func() { sink += tz.HashIPv6([16]byte{1}, [16]byte{2}, 1, 2, true) },
+		"hashIPv4": func() { sink += tz.hashIPv4([4]byte{1, 2, 3, 4}, [4]byte{5, 6, 7, 8}, 1, 2, true) },
+		"hashIPv6": func() { sink += tz.hashIPv6([16]byte{1}, [16]byte{2}, 1, 2, true) },
 		"FromKeys": func() { sink += tz.FromKeys(k4, true, SymmetricSort) + tz.FromKeys(k6, true, SymmetricXOR) },
 	} {
 		if n := testing.AllocsPerRun(1000, f); n != 0 {
@@ -253,8 +253,8 @@ func BenchmarkToeplitz(b *testing.B) {
 		name string
 		f    func() uint32
 	}{
-		{"HashIPv4", func() uint32 { return tz.HashIPv4(src4, dst4, 2794, 1766, true) }},
-		{"HashIPv6", func() uint32 { return tz.HashIPv6(src6, dst6, 2794, 1766, true) }},
+		{"hashIPv4", func() uint32 { return tz.hashIPv4(src4, dst4, 2794, 1766, true) }},
+		{"hashIPv6", func() uint32 { return tz.hashIPv6(src6, dst6, 2794, 1766, true) }},
 		{"FromKeysIPv4", func() uint32 { return tz.FromKeys(k4, true, SymmetricNone) }},
 		{"FromKeysIPv4Sort", func() uint32 { return tz.FromKeys(k4, true, SymmetricSort) }},
 		{"FromKeysIPv6XOR", func() uint32 { return tz.FromKeys(k6, true, SymmetricXOR) }},

@@ -7,6 +7,7 @@ import (
 	"github.com/xdphash/xdphash/dissect"
 	"github.com/xdphash/xdphash/hash"
 	"github.com/xdphash/xdphash/pipeline/source"
+	"github.com/xdphash/xdphash/queues"
 )
 
 // benchEngine is an engine on an endless synthetic source whose loops a
@@ -53,10 +54,19 @@ func BenchmarkWorkerPoll(b *testing.B) {
 	r.src.Receive(r.batch)
 	r.process(r.batch)
 	w := e.workers[0]
-	recs := append(w.rings[0].Pop(nil), e.workers[1].rings[0].Pop(nil)...)
+	var recs []queues.Record
+	for _, wk := range e.workers {
+		a, c := wk.rings[0].Peek()
+		recs = append(append(recs, a...), c...)
+		wk.rings[0].Release(len(a) + len(c))
+	}
+	ring := w.rings[0]
 	b.ResetTimer()
 	for i := 0; i < b.N; i += len(recs) {
-		w.rings[0].Push(recs)
+		for j := range recs {
+			*ring.Slot(j) = recs[j]
+		}
+		ring.Commit(len(recs))
 		w.poll()
 	}
 }

@@ -187,7 +187,7 @@ func syntheticSource(tb testing.TB, profile string, cfg source.SyntheticConfig) 
 		tb.Fatal(err)
 	}
 	if cfg.FlowOffset == nil {
-		cfg.FlowOffset = dissect.FlowPortOffset
+		cfg.FlowOffset = xdptest.FlowPortOffset
 	}
 	src, err := source.NewSynthetic(frames, cfg)
 	if err != nil {
@@ -512,7 +512,7 @@ func virtualReplay(t *testing.T, consumer string, step bool) ([]byte, []uint64) 
 		t.Fatal(err)
 	}
 	src, err := source.NewSynthetic(frames, source.SyntheticConfig{
-		Count: 30000, FlowOffset: dissect.FlowPortOffset, Replay: source.Replay{Mode: source.ReplayRate, PPS: 2e5},
+		Count: 30000, FlowOffset: xdptest.FlowPortOffset, Replay: source.Replay{Mode: source.ReplayRate, PPS: 2e5},
 	})
 	if err != nil {
 		t.Fatal(err)

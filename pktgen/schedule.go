@@ -350,6 +350,3 @@ func (st *Stream) Next() []byte {
 	}
 	return b[:n:n]
 }
-
-// Pos is the cycle position of the frame the next Next returns.
-func (st *Stream) Pos() int { return st.pos }

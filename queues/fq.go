@@ -61,8 +61,8 @@ const (
 	fqOld
 )
 
-// NewFQ returns an empty fq configured by cfg.
-func NewFQ(cfg ConsumerConfig) (*FQ, error) {
+// newFQFrom returns an empty fq configured by cfg.
+func newFQFrom(cfg ConsumerConfig) (*FQ, error) {
 	p, err := cfg.fq()
 	if err != nil {
 		return nil, err

@@ -24,7 +24,7 @@ func TestFQLimits(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			q, err := NewFQ(tt.cfg)
+			q, err := newFQFrom(tt.cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -49,7 +49,7 @@ func TestFQLimits(t *testing.T) {
 // with the initial quantum (15140 bytes: 16 packets of 1000) ahead of an old
 // flow, which then gets its quantum of 3028 bytes (3 packets) per round.
 func TestFQInitialQuantum(t *testing.T) {
-	q, err := NewFQ(ConsumerConfig{})
+	q, err := newFQFrom(ConsumerConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestFQRefill(t *testing.T) {
 		{back: 40 * time.Millisecond, credit: -500}, // not after the delay: time_after is strict
 		{back: 41 * time.Millisecond, credit: 3028},
 	} {
-		q, err := NewFQ(ConsumerConfig{})
+		q, err := newFQFrom(ConsumerConfig{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -54,8 +54,8 @@ type fqCodelFlow struct {
 	cvars   codelVars
 }
 
-// NewFQCodel returns an empty fq_codel configured by cfg.
-func NewFQCodel(cfg ConsumerConfig) (*FQCodel, error) {
+// newFQCodelFrom returns an empty fq_codel configured by cfg.
+func newFQCodelFrom(cfg ConsumerConfig) (*FQCodel, error) {
 	p, err := cfg.fqCodel()
 	if err != nil {
 		return nil, err

@@ -39,11 +39,11 @@ type fairConsumer interface {
 // kernel defaults but for cfg.
 func fairConsumers(tb testing.TB, cfg ConsumerConfig) map[string]fairConsumer {
 	tb.Helper()
-	fqc, err := NewFQCodel(cfg)
+	fqc, err := newFQCodelFrom(cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	fq, err := NewFQ(cfg)
+	fq, err := newFQFrom(cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestElephantLeavesMiceTheirShare(t *testing.T) {
 // ECN it marks at the same times.
 func TestCoDelDropsAfterInterval(t *testing.T) {
 	for _, ecn := range []bool{false, true} {
-		q, err := NewFQCodel(ConsumerConfig{ECN: ecn})
+		q, err := newFQCodelFrom(ConsumerConfig{ECN: ecn})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -220,7 +220,7 @@ func TestCoDelDropsAfterInterval(t *testing.T) {
 // interval, lets it fall below once, and keeps it above again for just under
 // an interval: CoDel must not drop.
 func TestCoDelNotBefore(t *testing.T) {
-	q, err := NewFQCodel(ConsumerConfig{})
+	q, err := newFQCodelFrom(ConsumerConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +296,7 @@ func TestFattestFlowDrop(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			q, err := NewFQCodel(tt.cfg)
+			q, err := newFQCodelFrom(tt.cfg)
 			if err != nil {
 				t.Fatal(err)
 			}

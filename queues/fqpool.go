@@ -73,8 +73,6 @@ type pktFIFO struct{ head, tail int32 }
 
 var emptyFIFO = pktFIFO{head: nilIndex, tail: nilIndex}
 
-func (q *pktFIFO) empty() bool { return q.head == nilIndex }
-
 func (q *pktFIFO) push(p *pktPool, i int32) {
 	p.next[i] = nilIndex
 	if q.head == nilIndex {

@@ -85,10 +85,10 @@ func (r *Ring) Commit(n int) {
 	}
 }
 
-// Push copies as many of recs as fit into the ring, commits them, and returns
+// push copies as many of recs as fit into the ring, commits them, and returns
 // how many it took. It is the producer's convenience form of Free, Slot and
 // Commit.
-func (r *Ring) Push(recs []Record) int {
+func (r *Ring) push(recs []Record) int {
 	n := min(len(recs), r.Free())
 	for i := range n {
 		*r.Slot(i) = recs[i]
@@ -122,9 +122,9 @@ func (r *Ring) Release(n int) {
 	}
 }
 
-// Pop appends the records in the ring to out, oldest first, and releases
+// pop appends the records in the ring to out, oldest first, and releases
 // them: the consumer's convenience form of Peek and Release.
-func (r *Ring) Pop(out []Record) []Record {
+func (r *Ring) pop(out []Record) []Record {
 	a, b := r.Peek()
 	out = append(append(out, a...), b...)
 	r.Release(len(a) + len(b))

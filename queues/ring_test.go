@@ -37,7 +37,7 @@ func TestRingConcurrent(t *testing.T) {
 				for i := range min(rng.IntN(100)+1, int(n-seq)) {
 					batch = append(batch, Record{Arrival: int64(seq + uint64(i))})
 				}
-				k := r.Push(batch)
+				k := r.push(batch)
 				if k < len(batch) {
 					full++
 				}
@@ -47,7 +47,7 @@ func TestRingConcurrent(t *testing.T) {
 		var got []Record
 		for next := int64(0); next < n; {
 			if next%3 == 0 {
-				got = r.Pop(got[:0])
+				got = r.pop(got[:0])
 			} else {
 				a, b := r.Peek()
 				got = append(append(got[:0], a...), b...)
@@ -76,18 +76,18 @@ func TestRingFull(t *testing.T) {
 	for i := range recs {
 		recs[i].Arrival = int64(i)
 	}
-	if n := r.Push(recs); n != 5 {
+	if n := r.push(recs); n != 5 {
 		t.Fatalf("push 7 into a ring of 5 took %d", n)
 	}
 	if r.Free() != 0 || r.Len() != 5 || r.Cap() != 5 {
 		t.Fatalf("free %d len %d cap %d, want 0 5 5", r.Free(), r.Len(), r.Cap())
 	}
-	got := r.Pop(nil)
+	got := r.pop(nil)
 	if len(got) != 5 || got[4].Arrival != 4 {
 		t.Fatalf("popped %v", got)
 	}
 	// Slots 5..7 then 0..1: the records wrap.
-	if n := r.Push(recs); n != 5 {
+	if n := r.push(recs); n != 5 {
 		t.Fatalf("second push took %d", n)
 	}
 	a, b := r.Peek()

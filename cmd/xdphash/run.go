@@ -469,14 +469,6 @@ func runRun(cmd *cobra.Command, log *slog.Logger, o *runOptions) (err error) {
 	return runErr
 }
 
-// orDefault returns v, or def when v is 0.
-func orDefault(v, def int) int {
-	if v == 0 {
-		return def
-	}
-	return v
-}
-
 func writeRunStats(path string, stats *runstats.RunStats) error {
 	b, err := json.MarshalIndent(stats, "", "  ")
 	if err != nil {

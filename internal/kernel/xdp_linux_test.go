@@ -130,8 +130,8 @@ func TestXSKSetup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Free() != 32 || s.Held() != 0 || s.Queue() != 1 {
-		t.Errorf("after setup: %d frames free, %d held, queue %d; want 32 (64 less a full fill ring), 0, 1", s.Free(), s.Held(), s.Queue())
+	if s.Free() != 32 || s.heldFrames() != 0 || s.Queue() != 1 {
+		t.Errorf("after setup: %d frames free, %d held, queue %d; want 32 (64 less a full fill ring), 0, 1", s.Free(), s.heldFrames(), s.Queue())
 	}
 	if n := s.Receive(8); n != 0 {
 		t.Errorf("Receive with no traffic: %d frames", n)

@@ -38,7 +38,6 @@ type XSKSender struct {
 	free      []uint64 // UMEM frames in no ring
 	table     *FrameTable
 	pos       int // cycle position of the next frame
-	kicks     uint64
 	stop      atomic.Bool
 }
 
@@ -141,9 +140,6 @@ func (s *XSKSender) mapRings() error {
 // Queue is the queue the socket is bound to.
 func (s *XSKSender) Queue() int { return s.queue }
 
-// Kicks is the number of sendto calls so far.
-func (s *XSKSender) Kicks() uint64 { return s.kicks }
-
 // Send transmits the next n frames of the cycle and returns how many the
 // kernel completed, which is n unless err is set or Stop was called: Send
 // waits for the completion of every frame it put in the TX ring. After an error the
@@ -207,7 +203,6 @@ func (s *XSKSender) complete() uint64 {
 // driver queue is no error: the frames stay in the ring for the next kick.
 func (s *XSKSender) kick() error {
 	for {
-		s.kicks++
 		_, _, errno := unix.Syscall6(unix.SYS_SENDTO, uintptr(s.fd), 0, 0, unix.MSG_DONTWAIT, 0, 0)
 		switch errno {
 		case 0, unix.EAGAIN, unix.EBUSY, unix.ENOBUFS:

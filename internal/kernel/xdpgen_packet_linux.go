@@ -16,14 +16,13 @@ import (
 // driver's transmit function. Its socket has protocol 0, so it never receives.
 // It is not safe for concurrent use.
 type PacketSender struct {
-	fd      int
-	table   *FrameTable
-	pos     int      // cycle position of the next frame
-	bufs    [][]byte // one per batch slot, zero past HeadLen
-	iovs    []unix.Iovec
-	msgs    []unix.Mmsghdr
-	retries uint64
-	stop    atomic.Bool
+	fd    int
+	table *FrameTable
+	pos   int      // cycle position of the next frame
+	bufs  [][]byte // one per batch slot, zero past HeadLen
+	iovs  []unix.Iovec
+	msgs  []unix.Mmsghdr
+	stop  atomic.Bool
 }
 
 // packetBatch is the number of frames per sendmmsg call.
@@ -89,7 +88,6 @@ func (s *PacketSender) Send(n uint64) (uint64, error) {
 			case unix.ENOBUFS, unix.EAGAIN:
 				// The driver's queue is full (veth stops it while the
 				// other end's ring is full): let its NAPI run.
-				s.retries++
 				runtime.Gosched()
 				continue
 			}
@@ -104,10 +102,6 @@ func (s *PacketSender) Send(n uint64) (uint64, error) {
 // Stop makes a Send in progress return after its current batch, and every
 // later Send at once. It may be called from any goroutine.
 func (s *PacketSender) Stop() { s.stop.Store(true) }
-
-// Retries is the number of sendmmsg calls the interface refused with
-// ENOBUFS (a full queue) and that were repeated.
-func (s *PacketSender) Retries() uint64 { return s.retries }
 
 // sendmmsg sends msgs and returns how many went, or the errno of the first
 // that failed when none did.

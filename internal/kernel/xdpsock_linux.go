@@ -267,12 +267,12 @@ func (s *XSK) Frame(i int) []byte {
 	return s.umem[d.Addr : d.Addr+uint64(d.Len) : d.Addr+uint64(d.Len)]
 }
 
-// Held is the number of frames of the last Receive; Free the number of frames
-// the socket holds back from the kernel (neither handed out nor in a ring).
-// Frames - Free - Held are in the kernel's fill and RX rings.
-func (s *XSK) Held() int { return len(s.held) }
+// heldFrames is the number of frames of the last Receive; Free the number of
+// frames the socket holds back from the kernel (neither handed out nor in a
+// ring). Frames - Free - heldFrames are in the kernel's fill and RX rings.
+func (s *XSK) heldFrames() int { return len(s.held) }
 
-// Free: see Held.
+// Free: see heldFrames.
 func (s *XSK) Free() int { return len(s.free) }
 
 // Wait blocks in poll(2) until the RX ring has frames or Wake is called.

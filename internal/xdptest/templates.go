@@ -10,7 +10,7 @@ import (
 )
 
 // Templates returns the template frames of a named mix for a synthetic
-// source (with dissect.FlowPortOffset as its flow field): "default", every
+// source (with FlowPortOffset as its flow field): "default", every
 // fast-path shape and a few frames only the slow path dissects, or
 // "ipv4-tcp", one plain TCP template. The pipeline's tests and benchmarks
 // run on them, so that their figures stay comparable across changes.

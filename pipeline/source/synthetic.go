@@ -22,7 +22,7 @@ type SyntheticConfig struct {
 	// 16-bit flow field plus f (see FlowOffset).
 	Flows int
 	// FlowOffset says where in a template the 16 bits that tell its flows
-	// apart lie (queues.FlowPortOffset returns the source port's offset), or
+	// apart lie (the transport source port's offset, for instance), or
 	// -1 when the template is one flow. Nil makes every template one flow.
 	FlowOffset func(frame []byte) int
 	// Count is the number of frames to send over all queues before the

@@ -1,4 +1,4 @@
-package dissect_test
+package xdptest
 
 import (
 	"net/netip"
@@ -27,7 +27,7 @@ func TestFlowPortOffset(t *testing.T) {
 		{"fragment", portTCP(0x2001), -1},
 		{"arp", corpus.Stack(corpus.Ethernet{}, corpus.ARP{Op: 1}), -1},
 	} {
-		if got := dissect.FlowPortOffset(tt.frame); got != tt.want {
+		if got := FlowPortOffset(tt.frame); got != tt.want {
 			t.Errorf("%s: offset %d, want %d", tt.name, got, tt.want)
 		}
 	}
