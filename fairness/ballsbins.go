@@ -47,9 +47,9 @@ var maxMeanCache = struct {
 	m map[[2]int]float64
 }{m: make(map[[2]int]float64)}
 
-// exactBudget bounds the inner steps of exactMaxMean (3 to 7 ns each, so
-// some 50 ms): a report computes a handful of expectations and should not
-// wait seconds for one.
+// exactBudget bounds the inner steps of exactMaxMean to tens of milliseconds
+// of work: a report computes a handful of expectations and should not wait
+// seconds for one.
 const exactBudget = 1e7
 
 // exactCost counts the inner steps of exactMaxMean, from the loop bounds of
@@ -170,8 +170,8 @@ func binomialPMF(p []float64, n int, q float64) {
 }
 
 // simulatedMaxMean throws flows balls into bins bins, trials times, and
-// averages max/mean. The trial count keeps the work near 2·10^7 throws (some
-// 60 ms) and between 100 and 20000 trials. The maximum of one trial varies by
+// averages max/mean. The trial count keeps the work near 2·10^7 throws (tens
+// of milliseconds) and between 100 and 20000 trials. The maximum of one trial varies by
 // less than a ball or two when the load per bin is small, and by about 0.4
 // standard deviations of a bin's load when it is large, which leaves a
 // standard error of at most about 1% of the answer, below the differences a

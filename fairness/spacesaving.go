@@ -57,8 +57,8 @@ func NewSpaceSaving[K comparable](k int) *SpaceSaving[K] {
 	k = max(k, 1)
 	// A table at most a sixteenth full: a takeover removes a key, and
 	// linear probing's deletion walks the rest of the key's cluster, which
-	// at half full took most of the takeover's time (72 ns a takeover
-	// against 31, BenchmarkSpaceSavingAdd/takeover). 4 KiB for 64 counters.
+	// at half full took most of the takeover's time
+	// (BenchmarkSpaceSavingAdd/takeover). 4 KiB for 64 counters.
 	bits := uint(4)
 	for 1<<bits < 16*k {
 		bits++

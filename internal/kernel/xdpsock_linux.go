@@ -18,9 +18,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Default sizes of an AF_XDP socket, fit for millions of frames per second
-// (asavie/xdp's own defaults, 128 frames and 64-entry rings, hold a queue for
-// about 30 µs at 4 Mpps).
+// Default sizes of an AF_XDP socket, fit for millions of frames per second:
+// asavie/xdp's own defaults, 128 frames and 64-entry rings, hold a queue for
+// only tens of microseconds at such rates.
 const (
 	DefaultXSKFrames    = 4096
 	DefaultXSKFrameSize = 2048
@@ -88,8 +88,8 @@ func (c XSKConfig) WithDefaults() (XSKConfig, error) {
 //     ring only on the next Receive, when the caller is done with them.
 //   - Fill takes fewer frames than offered when the fill ring is short of
 //     room, and says so only in its result: XSK keeps the rest.
-//   - GetDescs scans every frame of the UMEM on each call (a third of a core
-//     at 4 Mpps): XSK keeps its own stack of free frames and never calls it.
+//   - GetDescs scans every frame of the UMEM on each call, a cost that grows
+//     with the UMEM: XSK keeps its own stack of free frames and never calls it.
 //   - Program.Attach first removes whatever program the interface runs,
 //     someone else's too, and attaches through netlink, which a killed
 //     process leaves attached; Detach removes without a mode flag, which
