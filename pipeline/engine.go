@@ -353,20 +353,29 @@ func (e *Engine) report(end int64) *runstats.RunStats {
 		}
 	}
 	st.DurationNs = end
-	st.Windows = e.windows(st.DurationNs)
+	st.Windows, st.Config.WindowNs = e.windows(st.DurationNs)
 	return st
 }
 
-// windows merges the loops' per-window counters into WindowReports.
-func (e *Engine) windows(duration int64) []runstats.WindowReport {
+// windows merges the loops' per-window counters into WindowReports, in
+// windows of the longest length any loop's log reached (see MaxWindows), and
+// returns that length.
+func (e *Engine) windows(duration int64) ([]runstats.WindowReport, int64) {
 	win := int64(e.cfg.Window)
-	n := int((duration + win - 1) / win)
 	for _, r := range e.recv {
-		n = max(n, len(r.snaps))
+		win = max(win, r.win.length)
 	}
 	for _, w := range e.workers {
-		n = max(n, len(w.snaps))
+		win = max(win, w.win.length)
 	}
+	n := int((duration + win - 1) / win)
+	for _, r := range e.recv {
+		n = max(n, r.win.windows(win))
+	}
+	for _, w := range e.workers {
+		n = max(n, w.win.windows(win))
+	}
+	n = min(n, MaxWindows)
 	nq, nw := len(e.recv), len(e.workers)
 	out := make([]runstats.WindowReport, n)
 	for k := range out {
@@ -376,7 +385,7 @@ func (e *Engine) windows(duration int64) []runstats.WindowReport {
 		wr.WorkerPackets, wr.WorkerBytes = make([]uint64, nw), make([]uint64, nw)
 		wr.WorkerBacklog, wr.WorkerDrops = make([]int, nw), make([]uint64, nw)
 		for q, r := range e.recv {
-			cur, prev := at(r.snaps, k), at(r.snaps, k-1)
+			cur, prev := r.win.at(k, win), r.win.at(k-1, win)
 			wr.QueuePackets[q] = cur.frames - prev.frames
 			wr.QueueBytes[q] = cur.bytes - prev.bytes
 			for w := range nw {
@@ -384,30 +393,14 @@ func (e *Engine) windows(duration int64) []runstats.WindowReport {
 			}
 		}
 		for w, wk := range e.workers {
-			cur, prev := at(wk.snaps, k), at(wk.snaps, k-1)
+			cur, prev := wk.win.at(k, win), wk.win.at(k-1, win)
 			wr.WorkerPackets[w] = cur.served - prev.served
 			wr.WorkerBytes[w] = cur.servedBytes - prev.servedBytes
 			wr.WorkerBacklog[w] = cur.backlog
 			wr.WorkerDrops[w] += cur.consumerDrops - prev.consumerDrops
 		}
 	}
-	return out
-}
-
-// snapshot is a loop's cumulative counters at the end of a window.
-type snapshot interface{ recvSnap | workerSnap }
-
-// at returns snaps[k], the last snapshot for k past the end (the counters
-// stopped), and the zero snapshot for k < 0.
-func at[S snapshot](snaps []S, k int) S {
-	var zero S
-	switch {
-	case k < 0 || len(snaps) == 0:
-		return zero
-	case k >= len(snaps):
-		return snaps[len(snaps)-1]
-	}
-	return snaps[k]
+	return out, win
 }
 
 // place puts the calling goroutine where the plan says: on cpu when it is

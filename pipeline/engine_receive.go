@@ -41,9 +41,8 @@ type receiver struct {
 	frames, bytes uint64
 	steered       []uint64 // per worker: records committed to its ring
 
-	// Windows: snaps[k] is the cumulative counters at the end of window k.
-	window, winEnd int64
-	snaps          []recvSnap
+	// The cumulative counters at the end of each window.
+	win windowLog[recvSnap]
 
 	pub recvCounters
 }
@@ -94,8 +93,7 @@ func newReceiver(e *Engine, index int, src source.QueueSource) *receiver {
 		steer:      e.steer,
 		batch:      source.NewBatch(cfg.Batch),
 		virtual:    cfg.Virtual,
-		window:     int64(cfg.Window),
-		winEnd:     int64(cfg.Window),
+		win:        newWindowLog[recvSnap](int64(cfg.Window)),
 		steered:    make([]uint64, len(e.workers)),
 		maxBacklog: cfg.RingSize,
 	}
@@ -139,7 +137,7 @@ func (r *receiver) run() error {
 // finish closes the last window, publishes, and counts the loop out; the
 // workers drain its rings before they end.
 func (r *receiver) finish() {
-	r.snaps = append(r.snaps, r.snap())
+	r.win.push(r.snap())
 	r.publish()
 	r.e.running.Add(-1)
 	for _, o := range r.out {
@@ -281,11 +279,10 @@ func (r *receiver) waitForRoom(o *outRing) {
 	}
 }
 
-// closeWindows snapshots the counters for every window that ended before t.
+// closeWindows snapshots the counters for every window that ended by t.
 func (r *receiver) closeWindows(t int64) {
-	for t >= r.winEnd {
-		r.snaps = append(r.snaps, r.snap())
-		r.winEnd += r.window
+	if r.win.due(t) {
+		r.win.closeUntil(t, r.snap())
 	}
 }
 

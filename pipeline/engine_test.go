@@ -660,3 +660,61 @@ func TestEngineCancel(t *testing.T) {
 		t.Errorf("Stats after the run: %+v, want the report's %+v", live.Accounting, st.Accounting)
 	}
 }
+
+// TestEngineWindowsBounded replays three frames a million seconds apart on
+// the virtual clock with 1 ms windows: the run keeps at most MaxWindows
+// windows, each a power-of-two multiple of 1 ms long, and they still add up
+// to the run.
+func TestEngineWindowsBounded(t *testing.T) {
+	src := syntheticSource(t, "ipv4-tcp", source.SyntheticConfig{Count: 3, Replay: source.Replay{Mode: source.ReplayRate, PPS: 1e-6}})
+	st := runEngine(t, EngineConfig{
+		Source:   src,
+		Steering: hash.SteerConfig{Workers: 2, Key: testKey},
+		Flags:    dissect.DefaultFlags,
+		Virtual:  true,
+		Window:   time.Millisecond,
+	})
+	checkAccounting(t, st, 3)
+	if n := len(st.Windows); n == 0 || n > MaxWindows {
+		t.Fatalf("%d windows, want 1 to %d", n, MaxWindows)
+	}
+	w := st.Config.WindowNs
+	if w < int64(time.Millisecond) || w%int64(time.Millisecond) != 0 || (w/int64(time.Millisecond))&(w/int64(time.Millisecond)-1) != 0 {
+		t.Errorf("window %d ns: want a power-of-two multiple of 1 ms", w)
+	}
+	if w*int64(len(st.Windows)) < st.DurationNs {
+		t.Errorf("%d windows of %d ns do not cover the run's %d ns", len(st.Windows), w, st.DurationNs)
+	}
+	var frames, served uint64
+	for _, win := range st.Windows {
+		frames += win.QueuePackets[0]
+		served += win.WorkerPackets[0] + win.WorkerPackets[1]
+	}
+	if frames != 3 || served != 3 {
+		t.Errorf("the windows count %d frames received and %d served, want 3 and 3", frames, served)
+	}
+}
+
+// TestWindowLog checks the merging of windows in pairs by hand.
+func TestWindowLog(t *testing.T) {
+	l := newWindowLog[int](10)
+	for v := range MaxWindows {
+		l.closeUntil(int64(v+1)*10, v+1) // window v ends with the counter at v+1
+	}
+	if len(l.snaps) != MaxWindows || l.length != 10 {
+		t.Fatalf("%d windows of %d before the merge", len(l.snaps), l.length)
+	}
+	l.push(MaxWindows + 1)
+	if len(l.snaps) != MaxWindows/2+1 || l.length != 20 {
+		t.Fatalf("%d windows of %d after the merge, want %d of 20", len(l.snaps), l.length, MaxWindows/2+1)
+	}
+	// Window k of 20 ends where window 2k+1 of 10 did.
+	for k, want := range map[int]int{-1: 0, 0: 2, 1: 4, MaxWindows/2 - 1: MaxWindows, MaxWindows / 2: MaxWindows + 1, MaxWindows: MaxWindows + 1} {
+		if got := l.at(k, 20); got != want {
+			t.Errorf("at(%d, 20) = %d, want %d", k, got, want)
+		}
+	}
+	if got := l.at(0, 40); got != 4 {
+		t.Errorf("at(0, 40) = %d, want 4", got)
+	}
+}

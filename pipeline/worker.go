@@ -58,8 +58,7 @@ type worker struct {
 	taken, takenBytes   uint64 // records taken off the rings
 	served, servedBytes uint64 // records the consumer served
 
-	window, winEnd int64
-	snaps          []workerSnap
+	win windowLog[workerSnap]
 
 	// parked is read by every receive loop after each commit: it has a
 	// cache line of its own, away from the counters the worker writes.
@@ -102,8 +101,7 @@ func newWorker(e *Engine, index, cpu, loops int) *worker {
 		virtual: cfg.Virtual,
 		tick:    int64(cfg.Tick),
 		tickEnd: int64(cfg.Tick),
-		window:  int64(cfg.Window),
-		winEnd:  int64(cfg.Window),
+		win:     newWindowLog[workerSnap](int64(cfg.Window)),
 		wake:    make(chan struct{}, 1),
 		timer:   time.NewTimer(time.Hour),
 	}
@@ -139,7 +137,7 @@ func (w *worker) run() {
 		idle++
 		w.idle(idle)
 	}
-	w.snaps = append(w.snaps, w.snap())
+	w.win.push(w.snap())
 	w.publish()
 }
 
@@ -314,15 +312,10 @@ func (w *worker) empty() bool {
 	return true
 }
 
-// closeWindows snapshots the counters for every window that ended before t.
+// closeWindows snapshots the counters for every window that ended by t.
 func (w *worker) closeWindows(t int64) {
-	if t < w.winEnd {
-		return
-	}
-	s := w.snap()
-	for t >= w.winEnd {
-		w.snaps = append(w.snaps, s)
-		w.winEnd += w.window
+	if w.win.due(t) {
+		w.win.closeUntil(t, w.snap())
 	}
 }
 
