@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/xdphash/xdphash/dissect"
 	"github.com/xdphash/xdphash/hash"
@@ -40,6 +41,18 @@ const (
 	// DefaultTick is how often, in virtual time, a worker with a limited
 	// service rate serves its consumer.
 	DefaultTick = 100 * time.Microsecond
+)
+
+// Limits of EngineConfig: each bounds memory a typo in a flag would
+// otherwise ask for (a ring holds RingSize+1 64-byte records per receive
+// loop and worker).
+const (
+	MaxWorkers    = 1024
+	MaxLoops      = 1024
+	MaxRingSize   = 1 << 20
+	MaxBatch      = 1 << 14
+	MaxRingMemory = 4 << 30 // bytes of all rings together
+	MinWindow     = time.Millisecond
 )
 
 // EngineConfig describes a run.
@@ -147,6 +160,23 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	if cfg.RingSize <= 0 {
 		cfg.RingSize = DefaultRingSize
 	}
+	qs := cfg.Source.Queues()
+	switch {
+	case nw > MaxWorkers:
+		return nil, fmt.Errorf("create engine: %w: %d workers, want at most %d", ErrConfig, nw, MaxWorkers)
+	case len(qs) > MaxLoops:
+		return nil, fmt.Errorf("create engine: %w: %d receive queues, want at most %d", ErrConfig, len(qs), MaxLoops)
+	case cfg.RingSize > MaxRingSize:
+		return nil, fmt.Errorf("create engine: %w: ring size %d, want at most %d", ErrConfig, cfg.RingSize, MaxRingSize)
+	case cfg.Batch > MaxBatch:
+		return nil, fmt.Errorf("create engine: %w: batch %d, want at most %d", ErrConfig, cfg.Batch, MaxBatch)
+	case cfg.Window != 0 && cfg.Window < MinWindow:
+		return nil, fmt.Errorf("create engine: %w: window %s, want at least %s", ErrConfig, cfg.Window, MinWindow)
+	}
+	if mem := int64(len(qs)) * int64(nw) * int64(cfg.RingSize+1) * int64(unsafe.Sizeof(queues.Record{})); mem > MaxRingMemory {
+		return nil, fmt.Errorf("create engine: %w: %d queues × %d workers × %d records take %d MiB of rings, over %d MiB (hint: fewer workers or queues, or a smaller --ring-size)",
+			ErrConfig, len(qs), nw, cfg.RingSize+1, mem>>20, MaxRingMemory>>20)
+	}
 	if cfg.Consumer == "" {
 		cfg.Consumer = "fifo"
 	}
@@ -169,7 +199,6 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	if cfg.Batch <= 0 {
 		cfg.Batch = DefaultBatch
 	}
-	qs := cfg.Source.Queues()
 	if len(qs) == 0 {
 		return nil, fmt.Errorf("create engine: %w: the source has no receive queue", ErrConfig)
 	}

@@ -8,9 +8,9 @@ const FlowLimitHistory = 1 << 7
 // net.core.flow_limit_table_len.
 const DefaultFlowLimitTableLen = 4096
 
-// maxFlowLimitTableLen bounds the table: the kernel's history holds bucket
+// MaxFlowLimitTableLen bounds the table: the kernel's history holds bucket
 // numbers as u16.
-const maxFlowLimitTableLen = 1 << 16
+const MaxFlowLimitTableLen = 1 << 16
 
 // goldenRatio32 is GOLDEN_RATIO_32 of include/linux/hash.h.
 const goldenRatio32 = 0x61C88647
@@ -51,7 +51,7 @@ type FlowLimit struct {
 // NewFlowLimit returns a table of tableLen buckets, rounded up to a power of
 // two as the kernel does (flow_limit_table_len_sysctl), and at least 2.
 func NewFlowLimit(tableLen int) *FlowLimit {
-	tableLen = min(max(tableLen, 2), maxFlowLimitTableLen)
+	tableLen = min(max(tableLen, 2), MaxFlowLimitTableLen)
 	log := uint8(0)
 	for 1<<log < tableLen {
 		log++

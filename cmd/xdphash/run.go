@@ -78,6 +78,7 @@ type runOptions struct {
 	xdpMode     source.XDPMode
 	zeroCopy    bool
 	frames      int
+	frameSize   int
 	xdpRingSize int
 	rxMode      source.RxMode
 }
@@ -189,6 +190,7 @@ frame is accounted for: received = processed + each counted drop.`,
 	f.Var(newChoiceFlag(&opts.xdpMode, source.XDPModes...), "xdp-mode", "AF_XDP: where the XDP program runs")
 	f.BoolVar(&opts.zeroCopy, "zero-copy", false, "AF_XDP: bind in zero-copy mode (native mode, driver support)")
 	f.IntVar(&opts.frames, "frames", 0, "AF_XDP: UMEM frames per queue (default 4096)")
+	f.IntVar(&opts.frameSize, "frame-size", 0, "AF_XDP: bytes per UMEM frame, 2048 or 4096 (default 2048; 4096 for an MTU above 1500)")
 	f.IntVar(&opts.xdpRingSize, "xdp-ring-size", 0, "AF_XDP: fill and RX ring entries (default 2048)")
 	f.Var(newChoiceFlag(&opts.rxMode, source.RxModes...), "rx-mode", "AF_XDP: how a receive loop waits: spin, poll, or auto")
 	return cmd
@@ -209,8 +211,8 @@ func (o *runOptions) check(cmd *cobra.Command) error {
 	switch {
 	case o.iface != "" && (o.virtualClock || changed("virtual-queues") || changed("replay")):
 		return errors.New("--virtual-clock, --virtual-queues and --replay are for --pcap and --synthetic")
-	case o.iface == "" && (changed("queues") || changed("xdp-mode") || changed("zero-copy") || changed("frames") || changed("xdp-ring-size") || changed("rx-mode")):
-		return errors.New("--queues, --xdp-mode, --zero-copy, --frames, --xdp-ring-size and --rx-mode are for --iface")
+	case o.iface == "" && (changed("queues") || changed("xdp-mode") || changed("zero-copy") || changed("frames") || changed("frame-size") || changed("xdp-ring-size") || changed("rx-mode")):
+		return errors.New("--queues, --xdp-mode, --zero-copy, --frames, --frame-size, --xdp-ring-size and --rx-mode are for --iface")
 	case o.synthetic == "" && (changed("count") || changed("synthetic-flows")):
 		return errors.New("--count and --synthetic-flows are for --synthetic")
 	case o.hash != "toeplitz" && (changed("rss-key") || changed("symmetric")) && o.pcap == "":
@@ -219,24 +221,59 @@ func (o *runOptions) check(cmd *cobra.Command) error {
 		return errors.New("--hash-key is for --hash kernel")
 	case o.steer != "reta" && changed("reta-weights"):
 		return errors.New("--reta-weights is for --steer reta")
-	case o.workers < 1:
-		return fmt.Errorf("--workers %d: want at least 1", o.workers)
-	case o.virtualQueues < 1:
-		return fmt.Errorf("--virtual-queues %d: want at least 1", o.virtualQueues)
-	case o.ringSize < 1:
-		return fmt.Errorf("--ring-size %d: want at least 1", o.ringSize)
-	case o.flowLimit < 0:
-		return fmt.Errorf("--flow-limit %d: want a table length, or 0 for none", o.flowLimit)
-	case o.window <= 0:
-		return fmt.Errorf("--window %s: want a positive duration", o.window)
+	case o.workers < 1 || o.workers > pipeline.MaxWorkers:
+		return fmt.Errorf("--workers %d: want 1 to %d", o.workers, pipeline.MaxWorkers)
+	case o.virtualQueues < 1 || o.virtualQueues > pipeline.MaxLoops:
+		return fmt.Errorf("--virtual-queues %d: want 1 to %d", o.virtualQueues, pipeline.MaxLoops)
+	case o.ringSize < 1 || o.ringSize > pipeline.MaxRingSize:
+		return fmt.Errorf("--ring-size %d: want 1 to %d", o.ringSize, pipeline.MaxRingSize)
+	case o.batch < 1 || o.batch > pipeline.MaxBatch:
+		return fmt.Errorf("--batch %d: want 1 to %d", o.batch, pipeline.MaxBatch)
+	case o.flowLimit < 0 || o.flowLimit > queues.MaxFlowLimitTableLen:
+		return fmt.Errorf("--flow-limit %d: want a table length up to %d (the kernel's default is %d), or 0 for none", o.flowLimit, queues.MaxFlowLimitTableLen, queues.DefaultFlowLimitTableLen)
+	case o.window < pipeline.MinWindow:
+		return fmt.Errorf("--window %s: want at least %s", o.window, pipeline.MinWindow)
 	case o.duration < 0:
 		return fmt.Errorf("--duration %s: want 0 or more", o.duration)
+	case o.syntheticFlows < 0 || o.syntheticFlows > pktgen.MaxFlows:
+		return fmt.Errorf("--synthetic-flows %d: want 1 to %d, or 0 for the profile's", o.syntheticFlows, pktgen.MaxFlows)
+	}
+	if err := checkConsumerFlags(o.consumer, changed); err != nil {
+		return err
 	}
 	if o.cpus.cpus != nil {
 		if changed("workers") && len(o.cpus.cpus) != o.workers {
 			return fmt.Errorf("--cpus lists %d CPUs for --workers %d: give one CPU per worker", len(o.cpus.cpus), o.workers)
 		}
 		o.workers = len(o.cpus.cpus)
+	}
+	return nil
+}
+
+// consumerFlags are the flags each consumer takes; the others would be
+// ignored, so they are refused.
+var consumerFlags = map[string][]string{
+	"fifo":     {"limit"},
+	"fq":       {"limit", "flows", "quantum"},
+	"fq_codel": {"limit", "flows", "quantum", "target", "interval", "ecn"},
+}
+
+// checkConsumerFlags refuses a consumer flag that consumer does not take.
+func checkConsumerFlags(consumer string, changed func(string) bool) error {
+	takes, ok := consumerFlags[consumer]
+	if !ok {
+		return nil // New names the consumers in its error
+	}
+	for _, name := range []string{"limit", "flows", "quantum", "target", "interval", "ecn"} {
+		if changed(name) && !slices.Contains(takes, name) {
+			var for_ []string
+			for _, c := range queues.ConsumerNames {
+				if slices.Contains(consumerFlags[c], name) {
+					for_ = append(for_, c)
+				}
+			}
+			return fmt.Errorf("--%s is for --consumer %s, not %s", name, strings.Join(for_, " or "), consumer)
+		}
 	}
 	return nil
 }
@@ -383,7 +420,7 @@ func (o *runOptions) openSource(s *runSetup, log *slog.Logger) (source.Source, p
 	}
 	plan := pipeline.PlanCPUs(in)
 	src, err := source.OpenAFXDP(source.AFXDPConfig{
-		Iface: o.iface, Queues: qs, Frames: o.frames, RingSize: o.xdpRingSize, Batch: o.batch,
+		Iface: o.iface, Queues: qs, Frames: o.frames, FrameSize: o.frameSize, RingSize: o.xdpRingSize, Batch: o.batch,
 		ZeroCopy: o.zeroCopy, Mode: o.xdpMode, RxMode: plan.RxMode,
 	})
 	return src, plan, err
@@ -413,6 +450,13 @@ func runRun(cmd *cobra.Command, log *slog.Logger, o *runOptions) (err error) {
 	s, err := o.setup(log)
 	if err != nil {
 		return err
+	}
+	var out *pendingOutput
+	if o.out != "" {
+		if out, err = createOutput(o.out); err != nil {
+			return err
+		}
+		defer out.Abort()
 	}
 	src, plan, err := o.openSource(s, log)
 	if err != nil {
@@ -460,21 +504,21 @@ func runRun(cmd *cobra.Command, log *slog.Logger, o *runOptions) (err error) {
 	if stats == nil {
 		return runErr
 	}
-	if o.out != "" {
-		if err := writeRunStats(o.out, stats); err != nil {
+	writeRunSummary(cmd.OutOrStdout(), stats)
+	if out != nil {
+		if err := writeRunStats(out, stats); err != nil {
 			return errors.Join(runErr, err)
 		}
 	}
-	writeRunSummary(cmd.OutOrStdout(), stats)
 	return runErr
 }
 
-func writeRunStats(path string, stats *runstats.RunStats) error {
+func writeRunStats(out *pendingOutput, stats *runstats.RunStats) error {
 	b, err := json.MarshalIndent(stats, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode run statistics: %w", err)
 	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+	if err := out.Commit(append(b, '\n')); err != nil {
 		return fmt.Errorf("write run statistics: %w", err)
 	}
 	return nil

@@ -46,6 +46,9 @@ func TestRunSynthetic(t *testing.T) {
 		t.Errorf("a 1s run took %s", d)
 	}
 	st := readRunStats(t, out)
+	if ents, _ := os.ReadDir(filepath.Dir(out)); len(ents) != 1 {
+		t.Errorf("the output directory holds %v, want f.json alone (no temporary file left)", ents)
+	}
 	if st.SchemaVersion != runstats.SchemaVersion {
 		t.Errorf("schema_version %d, want %d", st.SchemaVersion, runstats.SchemaVersion)
 	}
@@ -136,6 +139,21 @@ func TestRunUsageErrors(t *testing.T) {
 		{"cpus and workers", []string{"--synthetic", "datacenter", "--cpus", "0", "--workers", "2"}, "one CPU per worker"},
 		{"bad hash", []string{"--synthetic", "datacenter", "--hash", "crc"}, "--hash: want kernel|toeplitz"},
 		{"bad cpus", []string{"--synthetic", "datacenter", "--cpus", "x"}, "--cpus: want CPU numbers"},
+		// Sizes that would ask for more memory than any machine has.
+		{"workers 100000", []string{"--synthetic", "datacenter", "--workers", "100000"}, "--workers 100000: want 1 to 1024"},
+		{"virtual queues 100000", []string{"--synthetic", "datacenter", "--virtual-queues", "100000"}, "--virtual-queues 100000: want 1 to 1024"},
+		{"ring size 1e9", []string{"--synthetic", "datacenter", "--ring-size", "1000000000"}, "--ring-size 1000000000: want 1 to"},
+		{"batch 1e8", []string{"--synthetic", "datacenter", "--batch", "100000000"}, "--batch 100000000: want 1 to"},
+		{"batch 0", []string{"--synthetic", "datacenter", "--batch", "0"}, "--batch 0: want 1 to"},
+		{"batch -1", []string{"--synthetic", "datacenter", "--batch", "-1"}, "--batch -1: want 1 to"},
+		{"window 1us", []string{"--synthetic", "datacenter", "--window", "1us"}, "--window 1µs: want at least 1ms"},
+		// Values that used to be taken silently as something else.
+		{"synthetic flows -1", []string{"--synthetic", "datacenter", "--synthetic-flows", "-1"}, "--synthetic-flows -1: want 1 to"},
+		{"flow limit 1e12", []string{"--synthetic", "datacenter", "--flow-limit", "1000000000000"}, "--flow-limit 1000000000000: want a table length up to 65536"},
+		{"fifo flows", []string{"--synthetic", "datacenter", "--consumer", "fifo", "--flows", "64"}, "--flows is for --consumer fq or fq_codel, not fifo"},
+		{"fifo ecn", []string{"--synthetic", "datacenter", "--ecn"}, "--ecn is for --consumer fq_codel, not fifo"},
+		{"fq target", []string{"--synthetic", "datacenter", "--consumer", "fq", "--target", "1ms"}, "--target is for --consumer fq_codel, not fq"},
+		{"frame size offline", []string{"--synthetic", "datacenter", "--frame-size", "4096"}, "are for --iface"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -163,6 +181,10 @@ func TestRunErrors(t *testing.T) {
 		{"reta weights", []string{"--synthetic", "datacenter", "--steer", "reta", "--reta-weights", "1,1,1"}, "weights"},
 		{"cpu not allowed", []string{"--synthetic", "datacenter", "--cpus", "1000"}, "CPU 1000 is not one this process may run on"},
 		{"no such interface", []string{"--iface", "xdphash-none0"}, "xdphash-none0"},
+		{"negative queue", []string{"--iface", "lo", "--queues", "-1"}, "--queues: parse queues \"-1\": a list element is empty or negative"},
+		{"synthetic flows too few", []string{"--synthetic", "datacenter", "--synthetic-flows", "3"}, "flows: 3, want 8 (one per shape)"},
+		// The output is checked before the run, which would last an hour.
+		{"out in a missing directory", []string{"--synthetic", "datacenter", "--duration", "1h", "--out", "/nonexistent/run.json"}, "check output /nonexistent/run.json"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -71,6 +71,11 @@ when every check holds, 1 otherwise. Needs root.`,
 			if opts.out == "" {
 				opts.out = "xdphash-soak-" + time.Now().Format("20060102-150405")
 			}
+			undo, err := checkOutputDir(opts.out)
+			if err != nil {
+				return err
+			}
+			defer undo()
 			return runSoak(cmd, root.logger(cmd), &opts)
 		},
 	}

@@ -180,6 +180,9 @@ func ParseQueues(s string) ([]int, error) {
 const maxQueue = 1 << 16
 
 func parseQueue(s string) (int, error) {
+	if strings.TrimSpace(s) == "" {
+		return 0, errors.New("a list element is empty or negative: want numbers such as 0,2-3")
+	}
 	q, err := strconv.Atoi(strings.TrimSpace(s))
 	if err != nil || q < 0 || q >= maxQueue {
 		return 0, fmt.Errorf("queue %q: want a number from 0 to %d", s, maxQueue-1)

@@ -107,7 +107,7 @@ func openAFXDP(cfg AFXDPConfig) (_ *AFXDP, err error) {
 	// Room for the MTU, an Ethernet header with one VLAN tag, and the
 	// kernel's headroom: a larger frame is dropped (rx_dropped).
 	if need := ifi.MTU + 18 + kernel.XSKHeadroom; need > cfg.FrameSize {
-		return nil, fmt.Errorf("open AF_XDP on %s: %w: frame size %d cannot hold the MTU %d (%d bytes with headers and the kernel's %d-byte headroom): use a larger frame size or lower the MTU",
+		return nil, fmt.Errorf("open AF_XDP on %s: %w: frame size %d cannot hold the MTU %d (%d bytes with headers and the kernel's %d-byte headroom): use a larger frame size (--frame-size 4096) or lower the MTU",
 			cfg.Iface, ErrAFXDPConfig, cfg.FrameSize, ifi.MTU, need, kernel.XSKHeadroom)
 	}
 

@@ -21,13 +21,13 @@ func TestParseQueues(t *testing.T) {
 		{"7-7", []int{7}, ""},
 		{"65535", []int{65535}, ""},
 		{"", nil, "empty"},
-		{"0,", nil, `queue ""`},
-		{"-1", nil, `queue ""`},
+		{"0,", nil, "empty or negative"},
+		{"-1", nil, "empty or negative"},
 		{"a", nil, `queue "a"`},
 		{"65536", nil, `queue "65536"`},
 		{"3-1", nil, "runs backwards"},
 		{"0-2,2", nil, "queue 2 listed twice"},
-		{"1-", nil, `queue ""`},
+		{"1-", nil, "empty or negative"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
