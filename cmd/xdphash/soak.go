@@ -61,8 +61,8 @@ when every check holds, 1 otherwise. Needs root.`,
   sudo xdphash soak --ring-size 8 --duration 5s   # a tiny backlog: drops, counted`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if opts.cfg.Duration <= 0 {
-				return &usageError{cmd: cmd, err: fmt.Errorf("--duration %s: want a positive duration: the generator never runs unbounded", opts.cfg.Duration)}
+			if err := opts.check(); err != nil {
+				return &usageError{cmd: cmd, err: err}
 			}
 			if !cmd.Flags().Changed("mode") {
 				opts.cfg.Mode = "" // xdp where the kernel has live frames, else afxdp
@@ -91,6 +91,28 @@ when every check holds, 1 otherwise. Needs root.`,
 	f.IntVar(&opts.cfg.RingSize, "ring-size", opts.cfg.RingSize, "netdev_max_backlog of each receive queue -> worker ring")
 	f.IntVar(&opts.cfg.Threads, "threads", 0, "generator threads, one per CPU (default: one per queue, as far as there are CPUs)")
 	return cmd
+}
+
+// maxSoakQueues bounds --queues: each queue is an AF_XDP socket with its own
+// UMEM and a generator thread.
+const maxSoakQueues = 64
+
+// check refuses values the soak would otherwise replace or choke on.
+func (o *soakOptions) check() error {
+	c := &o.cfg
+	switch {
+	case c.Duration <= 0:
+		return fmt.Errorf("--duration %s: want a positive duration: the generator never runs unbounded", c.Duration)
+	case c.Queues < 1 || c.Queues > maxSoakQueues:
+		return fmt.Errorf("--queues %d: want 1 to %d", c.Queues, maxSoakQueues)
+	case c.Workers < 1 || c.Workers > pipeline.MaxWorkers:
+		return fmt.Errorf("--workers %d: want 1 to %d", c.Workers, pipeline.MaxWorkers)
+	case c.RingSize < 1 || c.RingSize > pipeline.MaxRingSize:
+		return fmt.Errorf("--ring-size %d: want 1 to %d", c.RingSize, pipeline.MaxRingSize)
+	case c.Threads < 0 || c.Threads > maxSoakQueues:
+		return fmt.Errorf("--threads %d: want 1 to %d, or 0 for one per queue", c.Threads, maxSoakQueues)
+	}
+	return nil
 }
 
 func runSoak(cmd *cobra.Command, log *slog.Logger, o *soakOptions) error {

@@ -18,6 +18,11 @@ func TestSoakUsage(t *testing.T) {
 		{"unknown mode", []string{"soak", "--mode", "kernel"}, "kernel"},
 		{"bad rate", []string{"soak", "--rate", "fast"}, "want frames per second"},
 		{"arguments", []string{"soak", "extra"}, "extra"},
+		{"queues 0", []string{"soak", "--queues", "0"}, "--queues 0: want 1 to 64"},
+		{"queues 5000", []string{"soak", "--queues", "5000"}, "--queues 5000: want 1 to 64"},
+		{"workers 0", []string{"soak", "--workers", "0"}, "--workers 0: want 1 to 1024"},
+		{"ring size 0", []string{"soak", "--ring-size", "0"}, "--ring-size 0: want 1 to"},
+		{"threads -1", []string{"soak", "--threads", "-1"}, "--threads -1: want 1 to 64"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, stderr, code := runXdphash(t, nil, tt.args...)
