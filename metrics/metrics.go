@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -28,6 +29,13 @@ var (
 // flight once its context is done.
 const shutdownTimeout = time.Second
 
+// MaxScrapesInFlight is how many scrapes Serve answers at once; scrapeTimeout
+// bounds each request and connection.
+const (
+	MaxScrapesInFlight = 4
+	scrapeTimeout      = 5 * time.Second
+)
+
 var (
 	rxPackets     = prometheus.NewDesc("xdphash_rx_packets_total", "Frames taken off the receive queue.", []string{"queue"}, nil)
 	rxBytes       = prometheus.NewDesc("xdphash_rx_bytes_total", "Wire bytes of the frames taken off the receive queue.", []string{"queue"}, nil)
@@ -41,10 +49,55 @@ var (
 	jain          = prometheus.NewDesc("xdphash_fairness_jain", "Jain's fairness index of the load over the scope (1 is even).", []string{"scope"}, nil)
 )
 
-// Collector is a prometheus.Collector over run statistics snapshots: each
-// scrape calls the snapshot function once.
+// Collector is a prometheus.Collector over run statistics snapshots. A
+// snapshot is taken at most once per SnapshotMaxAge: scrapes that come while
+// one is being taken wait for it, and scrapes soon after reuse it, so that a
+// storm of scrapers costs the run no more than one scraper does (a snapshot
+// holds each worker's lock while it reads the worker's consumer).
 type Collector struct {
 	snapshot func() *runstats.RunStats
+
+	mu      sync.Mutex
+	pending *sharedSnapshot // the snapshot being taken, nil when none
+	last    *sharedSnapshot // the last one taken
+	lastAt  time.Time
+	joined  func() // called when a scrape waits for pending (tests)
+}
+
+// SnapshotMaxAge is how long a Collector serves a snapshot it took.
+const SnapshotMaxAge = 100 * time.Millisecond
+
+// sharedSnapshot is one call of the snapshot function and its result.
+type sharedSnapshot struct {
+	done chan struct{}
+	st   *runstats.RunStats
+}
+
+// current takes a snapshot, or waits for the one being taken.
+func (c *Collector) current() *runstats.RunStats {
+	c.mu.Lock()
+	if c.last != nil && time.Since(c.lastAt) < SnapshotMaxAge {
+		st := c.last.st
+		c.mu.Unlock()
+		return st
+	}
+	if p := c.pending; p != nil {
+		c.mu.Unlock()
+		if c.joined != nil {
+			c.joined()
+		}
+		<-p.done
+		return p.st
+	}
+	p := &sharedSnapshot{done: make(chan struct{})}
+	c.pending = p
+	c.mu.Unlock()
+	p.st = c.snapshot()
+	c.mu.Lock()
+	c.pending, c.last, c.lastAt = nil, p, time.Now()
+	c.mu.Unlock()
+	close(p.done)
+	return p.st
 }
 
 // NewCollector returns a collector of the snapshots snapshot returns; it is
@@ -62,7 +115,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect sends the metrics of one snapshot.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
-	st := c.snapshot()
+	st := c.current()
 	counter := func(d *prometheus.Desc, v uint64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
 	}
@@ -125,8 +178,21 @@ func Serve(ctx context.Context, addr string, snapshot func() *runstats.RunStats)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(NewCollector(snapshot))
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	// Scrapers beyond MaxScrapesInFlight get 503 at once, and no request
+	// or connection holds the server longer than the timeouts: a storm of
+	// scrapers takes a bounded share of the machine from the run.
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{
+		MaxRequestsInFlight: MaxScrapesInFlight,
+		Timeout:             scrapeTimeout,
+	}))
+	srv := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: scrapeTimeout,
+		ReadTimeout:       scrapeTimeout,
+		WriteTimeout:      2 * scrapeTimeout,
+		IdleTimeout:       4 * scrapeTimeout,
+		MaxHeaderBytes:    8 << 10,
+	}
 	go func() { _ = srv.Serve(ln) }() // ends with ErrServerClosed at Shutdown
 	context.AfterFunc(ctx, func() {
 		sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
