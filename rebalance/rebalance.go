@@ -93,7 +93,13 @@ type Rebalancer struct {
 	loads    []uint64
 	donors   []int32 // overloaded workers, busiest first
 	donor    []bool
+	budget   int // pairs the exchange search may still look at in this call
 }
+
+// swapBudget is how many candidate pairs, per table entry, one call may look
+// at in its search for exchanges: it bounds the cost of a call whatever the
+// load, at the price of missing some exchanges in extreme tables.
+const swapBudget = 16
 
 // New returns a rebalancer for cfg, with every buffer it needs.
 func New(cfg Config) (*Rebalancer, error) {
@@ -153,7 +159,9 @@ func (r *Rebalancer) Config() Config { return r.cfg }
 // it got (docs/rebalance.md says how often, against exhaustive search). The
 // new table is never more imbalanced than cur.
 //
-// It allocates nothing.
+// A call sorts the buckets once and looks at each at most once per
+// overloaded worker; its search for exchanges looks at no more than 16
+// candidates per bucket in all. It allocates nothing.
 func (r *Rebalancer) Rebalance(next, cur []uint16, load []uint64) (Result, error) {
 	n, w := r.cfg.Size, r.cfg.Workers
 	if len(next) != n || len(cur) != n || len(load) != n {
@@ -166,6 +174,7 @@ func (r *Rebalancer) Rebalance(next, cur []uint16, load []uint64) (Result, error
 	}
 	now := r.interval
 	r.interval++
+	r.budget = swapBudget * n
 	copy(next, cur)
 
 	clear(r.loads)
@@ -319,6 +328,9 @@ func (r *Rebalancer) swap(d int32, target, excess uint64, next []uint16, load []
 			if int32(v) == d || lv > target {
 				continue
 			}
+			if r.budget--; r.budget < 0 {
+				return -1, -1, -1
+			}
 			// c must weigh from lb-room (v stays under target) to lb-excess
 			// (d gets under it), and more than 0.
 			lo, hi := max(1, lb-min(lb, target-lv)), lb-excess
@@ -330,6 +342,9 @@ func (r *Rebalancer) swap(d int32, target, excess uint64, next []uint16, load []
 				return 1
 			})
 			for ; i < len(r.order) && load[r.order[i]] >= lo; i++ {
+				if r.budget--; r.budget < 0 {
+					return -1, -1, -1
+				}
 				if c := r.order[i]; int(next[c]) == v && r.movable(c, now) {
 					return b, c, v
 				}

@@ -397,26 +397,41 @@ func TestRebalanceAllocs(t *testing.T) {
 	}
 }
 
-// BenchmarkRebalance is one rebalance of a skewed table over 4 and 16
-// workers; the table is rebalanced from the same start each time.
+// heavyBucket is a load in which bucket 0 carries 30% of it, more than a
+// worker's share: its worker must give up nearly every other bucket.
+func heavyBucket(size, workers int) (cur []uint16, load []uint64) {
+	cur, load = roundRobin(size, workers), filled(size, 100)
+	load[0] = uint64(size) * 100 * 3 / 7
+	return cur, load
+}
+
+// BenchmarkRebalance is one rebalance of a skewed table, and of a table with
+// one bucket heavier than a worker's share, over 4 and 16 workers; the table
+// is rebalanced from the same start each time.
 func BenchmarkRebalance(b *testing.B) {
-	for _, workers := range []int{4, 16} {
-		for _, size := range []int{128, 512, 2048} {
-			b.Run(fmt.Sprintf("workers=%d/size=%d", workers, size), func(b *testing.B) {
-				cur, load := skewed(size, workers)
-				r, err := New(Config{Size: size, Workers: workers})
-				if err != nil {
-					b.Fatal(err)
-				}
-				next := make([]uint16, size)
-				var res Result
-				b.ReportAllocs()
-				for b.Loop() {
-					res, _ = r.Rebalance(next, cur, load)
-				}
-				b.ReportMetric(float64(res.Moves), "moves")
-				b.ReportMetric(res.After, "max/mean")
-			})
+	loads := []struct {
+		name string
+		make func(size, workers int) ([]uint16, []uint64)
+	}{{"skewed", skewed}, {"heavy", heavyBucket}}
+	for _, lt := range loads {
+		for _, workers := range []int{4, 16} {
+			for _, size := range []int{128, 512, 2048} {
+				b.Run(fmt.Sprintf("load=%s/workers=%d/size=%d", lt.name, workers, size), func(b *testing.B) {
+					cur, load := lt.make(size, workers)
+					r, err := New(Config{Size: size, Workers: workers})
+					if err != nil {
+						b.Fatal(err)
+					}
+					next := make([]uint16, size)
+					var res Result
+					b.ReportAllocs()
+					for b.Loop() {
+						res, _ = r.Rebalance(next, cur, load)
+					}
+					b.ReportMetric(float64(res.Moves), "moves")
+					b.ReportMetric(res.After, "max/mean")
+				})
+			}
 		}
 	}
 }
