@@ -32,6 +32,10 @@ const (
 	MaxThreshold = 1 << 16
 	// MaxDwell bounds Config.Dwell, in intervals.
 	MaxDwell = 1 << 30
+	// MaxLoad bounds the total load of an interval, so that sums and the
+	// threshold times the mean stay exact: 2^48 nanoseconds of service time
+	// is over 78 hours.
+	MaxLoad = 1 << 48
 )
 
 // Config describes a rebalancer.
@@ -136,9 +140,10 @@ func New(cfg Config) (*Rebalancer, error) {
 func (r *Rebalancer) Config() Config { return r.cfg }
 
 // Rebalance ends an interval in which bucket b carried load[b] (packets,
-// bytes or service time: any additive measure) under the table cur (bucket
-// -> worker), and writes the table for the next interval to next, which may
-// be cur itself. All three have Config.Size entries.
+// bytes or service time: any additive measure, in all at most MaxLoad) under
+// the table cur (bucket -> worker), and writes the table for the next
+// interval to next, which may be cur itself. All three have Config.Size
+// entries. A refused input changes nothing, not even the interval count.
 //
 // When the interval's max/mean worker load is within the threshold, next is
 // cur. Otherwise every worker above the target, the busiest first, gives up
@@ -172,17 +177,19 @@ func (r *Rebalancer) Rebalance(next, cur []uint16, load []uint64) (Result, error
 			return Result{}, fmt.Errorf("rebalance: %w: bucket %d steers to worker %d of %d", ErrInput, b, q, w)
 		}
 	}
+	clear(r.loads)
+	var total uint64
+	for b, l := range load {
+		if l > MaxLoad-total {
+			return Result{}, fmt.Errorf("rebalance: %w: the buckets' load adds up to more than %d", ErrInput, uint64(MaxLoad))
+		}
+		r.loads[cur[b]] += l
+		total += l
+	}
 	now := r.interval
 	r.interval++
 	r.budget = swapBudget * n
 	copy(next, cur)
-
-	clear(r.loads)
-	var total uint64
-	for b, l := range load {
-		r.loads[cur[b]] += l
-		total += l
-	}
 	if total == 0 {
 		return Result{Before: 1, After: 1, Bound: 1, Balanced: true, AtBound: true}, nil
 	}

@@ -357,6 +357,8 @@ func TestRebalanceErrors(t *testing.T) {
 		"short next":     {make([]uint16, 4), good, load},
 		"short cur":      {make([]uint16, 8), good[:7], load},
 		"entry too high": {make([]uint16, 8), []uint16{0, 1, 2, 0, 1, 0, 1, 0}, load},
+		"load too high":  {make([]uint16, 8), good, []uint64{MaxLoad, 1, 0, 0, 0, 0, 0, 0}},
+		"load overflows": {make([]uint16, 8), good, []uint64{math.MaxUint64, 2, 0, 0, 0, 0, 0, 0}},
 	} {
 		if _, err := r.Rebalance(in.next, in.cur, in.load); !errors.Is(err, ErrInput) {
 			t.Errorf("%s: error = %v, want ErrInput", name, err)
