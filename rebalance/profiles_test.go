@@ -13,7 +13,8 @@ import (
 // TestProfiles rebalances one cycle of the built-in profiles made for it,
 // counted in packets per bucket under the kernel hash with several keys,
 // over 4 workers from the default round-robin table: the table must end
-// within the threshold or at the bound, never worse than it started.
+// within the threshold or at the bound, never worse than it started, and
+// stay put when the same load comes again.
 func TestProfiles(t *testing.T) {
 	keys := []hash.Key{{}, {1}, {2}, {3}, {4}}
 	for _, name := range []string{"elephants", "collide"} {
@@ -54,6 +55,11 @@ func TestProfiles(t *testing.T) {
 					name, size, key[0], res.Before, res.After, res.Moves, 100*float64(res.Moved)/float64(len(frames)), res.Bound)
 				if res.After > res.Before || !(res.Balanced || res.AtBound) {
 					t.Errorf("%s, %d buckets, key %x: %+v: want balanced or at the bound", name, size, key[0], res)
+				}
+				// The same load again: a table within the threshold or at the
+				// bound stays as it is.
+				if again, err := r.Rebalance(cur, next, load); err != nil || again.Moves != 0 {
+					t.Errorf("%s, %d buckets, key %x: the same load again moved %d buckets (error %v)", name, size, key[0], again.Moves, err)
 				}
 				if name == "collide" && res.Bound < 1.2 {
 					t.Errorf("collide, %d buckets, key %x: bound %.3f, want the MPLS bucket's 1.2 at least", size, key[0], res.Bound)

@@ -220,13 +220,15 @@ func (r *Rebalancer) Rebalance(next, cur []uint16, load []uint64) (Result, error
 		}
 	}
 	slices.SortFunc(r.donors, func(a, b int32) int { return heavierFirst(r.loads, a, b) })
-	for _, d := range r.donors {
-		r.shed(&res, d, target, next, load, now)
-	}
+	// Counted before anything moves, since next may be cur: a pinned bucket
+	// stays where it is.
 	for b, l := range load {
-		if l > 0 && r.donor[cur[b]] && next[b] == cur[b] && !r.movable(int32(b), now) {
+		if l > 0 && r.donor[cur[b]] && !r.movable(int32(b), now) {
 			res.Pinned++
 		}
+	}
+	for _, d := range r.donors {
+		r.shed(&res, d, target, next, load, now)
 	}
 	after := slices.Max(r.loads)
 	res.After = float64(after) / mean

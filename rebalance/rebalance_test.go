@@ -168,6 +168,15 @@ func TestRebalanceHandCases(t *testing.T) {
 				t.Fatal(err)
 			}
 			res, next := check(t, r, tt.cur, tt.load)
+			// In place, next being cur, the same.
+			inPlace, err := New(r.Config())
+			if err != nil {
+				t.Fatal(err)
+			}
+			table := slices.Clone(tt.cur)
+			if res2, err := inPlace.Rebalance(table, table, tt.load); err != nil || res2 != res || !slices.Equal(table, next) {
+				t.Errorf("in place: %+v, %v, error %v; want %+v, %v", res2, table, err, res, next)
+			}
 			if res.Moves != tt.moves || res.Balanced != tt.balanced || res.AtBound != tt.atBound {
 				t.Errorf("moves %d, balanced %v, at bound %v; want %d, %v, %v (result %+v, table %v)",
 					res.Moves, res.Balanced, res.AtBound, tt.moves, tt.balanced, tt.atBound, res, next)
@@ -211,35 +220,50 @@ func TestRebalanceOneHeavyBucketBound(t *testing.T) {
 }
 
 // TestRebalanceDwell moves a bucket, lets quiet intervals pass, then asks
-// for the bucket back: within the dwell another bucket moves instead.
+// for the bucket back: within the dwell another bucket moves instead. Each
+// case runs with separate tables and in place (next being cur).
 func TestRebalanceDwell(t *testing.T) {
-	for _, dwell := range []int{0, 1, 2} {
-		for quiet := range 3 {
-			r, err := New(Config{Size: 4, Workers: 2, Threshold: 1, Dwell: dwell})
-			if err != nil {
-				t.Fatal(err)
-			}
-			// Interval 0: worker 0 has 11 of 13 (target 7); bucket 2 (5)
-			// is the lightest bucket that covers its excess of 4 and fits.
-			res, table := check(t, r, []uint16{0, 1, 0, 1}, []uint64{6, 1, 5, 1})
-			if want := []uint16{0, 1, 1, 1}; !slices.Equal(table, want) || res.Moves != 1 {
-				t.Fatalf("interval 0: table %v (%d moves), want %v", table, res.Moves, want)
-			}
-			for range quiet {
-				if res, _ := check(t, r, table, []uint64{3, 1, 1, 1}); res.Moves != 0 {
-					t.Fatalf("quiet interval: %d moves", res.Moves)
+	for _, inPlace := range []bool{false, true} {
+		for _, dwell := range []int{0, 1, 2} {
+			for quiet := range 3 {
+				r, err := New(Config{Size: 4, Workers: 2, Threshold: 1, Dwell: dwell})
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-			// Then worker 1 has 12 of 13: bucket 2 (5) covers its excess of
-			// 5 again, unless it is pinned; bucket 3 (6) covers it too.
-			res, next := check(t, r, table, []uint64{1, 1, 5, 6})
-			pinned := quiet < dwell
-			want := []uint16{0, 1, 0, 1} // bucket 2 back
-			if pinned {
-				want = []uint16{0, 1, 1, 0} // bucket 3 instead
-			}
-			if !slices.Equal(next, want) || res.Pinned != btoi(pinned) {
-				t.Errorf("dwell %d, %d quiet intervals: table %v, pinned %d; want %v, %d", dwell, quiet, next, res.Pinned, want, btoi(pinned))
+				step := func(table []uint16, load []uint64) (Result, []uint16) {
+					if !inPlace {
+						return check(t, r, table, load)
+					}
+					table = slices.Clone(table)
+					res, err := r.Rebalance(table, table, load)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return res, table
+				}
+				// Interval 0: worker 0 has 11 of 13 (target 7); bucket 2 (5)
+				// is the lightest bucket that covers its excess of 4 and fits.
+				res, table := step([]uint16{0, 1, 0, 1}, []uint64{6, 1, 5, 1})
+				if want := []uint16{0, 1, 1, 1}; !slices.Equal(table, want) || res.Moves != 1 {
+					t.Fatalf("interval 0: table %v (%d moves), want %v", table, res.Moves, want)
+				}
+				for range quiet {
+					if res, _ := step(table, []uint64{3, 1, 1, 1}); res.Moves != 0 {
+						t.Fatalf("quiet interval: %d moves", res.Moves)
+					}
+				}
+				// Then worker 1 has 12 of 13: bucket 2 (5) covers its excess
+				// of 5 again, unless it is pinned; bucket 3 (6) covers it too.
+				res, next := step(table, []uint64{1, 1, 5, 6})
+				pinned := quiet < dwell
+				want := []uint16{0, 1, 0, 1} // bucket 2 back
+				if pinned {
+					want = []uint16{0, 1, 1, 0} // bucket 3 instead
+				}
+				if !slices.Equal(next, want) || res.Pinned != btoi(pinned) {
+					t.Errorf("in place %v, dwell %d, %d quiet intervals: table %v, pinned %d; want %v, %d",
+						inPlace, dwell, quiet, next, res.Pinned, want, btoi(pinned))
+				}
 			}
 		}
 	}
@@ -266,6 +290,20 @@ func TestRebalanceDwellBlocks(t *testing.T) {
 	res, next := check(t, r, table, []uint64{5, 0, 0, 5})
 	if res.Moves != 0 || res.Pinned != 2 || res.Balanced || !slices.Equal(next, table) {
 		t.Errorf("pinned buckets: result %+v, table %v -> %v; want no move, 2 pinned", res, table, next)
+	}
+	// The same in place, next being cur.
+	r, err = New(r.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	inPlace := []uint16{0, 0, 0, 0}
+	for _, load := range [][]uint64{{1, 1, 1, 1}, {5, 0, 0, 5}} {
+		if res, err = r.Rebalance(inPlace, inPlace, load); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if res.Moves != 0 || res.Pinned != 2 || !slices.Equal(inPlace, table) {
+		t.Errorf("in place: result %+v, table %v; want no move, 2 pinned, %v", res, inPlace, table)
 	}
 }
 
