@@ -8,8 +8,9 @@ import (
 // ErrConfig reports a flow table size New refuses.
 var ErrConfig = errors.New("invalid reorder counter configuration")
 
-// MaxFlows bounds New's flow table.
-const MaxFlows = 1 << 24
+// MaxFlows bounds New's flow table: a slot is 96 bytes and there are two
+// per flow, so the largest table takes 192 MiB.
+const MaxFlows = 1 << 20
 
 // Runs is how many separate runs of finished packets a flow may have ahead
 // of its oldest unfinished packet. A worker serves a flow's packets in
