@@ -59,7 +59,7 @@ func (s Stats) Exact() bool { return s.Untracked == 0 && s.Merged == 0 }
 
 // Counter counts reordered packets over a bounded flow table. A flow holds a
 // slot only while it has packets in flight (arrived, neither served nor
-// dropped), so a table with at least as many slots as packets can be in
+// dropped), so a counter made for as many flows as packets can be in
 // flight at once never fills.
 type Counter struct {
 	slots []flow
