@@ -8,9 +8,10 @@
 //
 // A [Rebalancer] is called once per interval (RSS++ uses about 100 ms), off
 // the per-packet path: it reuses its buffers and allocates nothing per call.
-// The caller publishes a changed table to the receive loops with
-// [hash.RETAFrom] and [hash.LiveRETA.Store]; the loops read it with one
-// atomic load per batch.
+// [Rebalancer.Apply] does a whole interval for a table in force: it reads the
+// table from a [hash.LiveRETA], rebalances it and, when a bucket moved,
+// publishes the new one ([hash.RETAFrom], [hash.LiveRETA.Store]); receive
+// loops read it with one atomic load per batch.
 //
 // The unit of movement is the bucket: all flows whose hash falls in a bucket
 // move together, and a bucket carrying one elephant flow cannot be split, so

@@ -97,7 +97,8 @@ type Rebalancer struct {
 	loads    []uint64
 	donors   []int32 // overloaded workers, busiest first
 	donor    []bool
-	budget   int // pairs the exchange search may still look at in this call
+	budget   int      // pairs the exchange search may still look at in this call
+	table    []uint16 // Apply's copy of the table in force
 }
 
 // swapBudget is how many candidate pairs, per table entry, one call may look
@@ -133,6 +134,7 @@ func New(cfg Config) (*Rebalancer, error) {
 		loads:   make([]uint64, cfg.Workers),
 		donors:  make([]int32, 0, cfg.Workers),
 		donor:   make([]bool, cfg.Workers),
+		table:   make([]uint16, 0, cfg.Size),
 	}, nil
 }
 
