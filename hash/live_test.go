@@ -72,3 +72,53 @@ func TestLiveRETA(t *testing.T) {
 		}
 	}
 }
+
+// TestLiveRETAConcurrent publishes tables whose entries are all alike while
+// readers steer with them: every table a reader loads must be whole (all
+// its entries alike), and every reader must end on the last one.
+func TestLiveRETAConcurrent(t *testing.T) {
+	const queues, tables, readers = 4, 200, 2
+	uniform := func(q uint16) *RETA {
+		e := make([]uint16, 128)
+		for i := range e {
+			e[i] = q
+		}
+		r, err := RETAFrom(e, queues)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	all := make([]*RETA, tables)
+	for i := range all {
+		all[i] = uniform(uint16(i % queues))
+	}
+	live := NewLiveRETA(all[0])
+	errs := make(chan string, readers)
+	for range readers {
+		go func() {
+			for {
+				r := live.Load()
+				first := r.Queue(0)
+				for h := range uint32(128) {
+					if r.Queue(h) != first {
+						errs <- "a loaded table changed under its reader"
+						return
+					}
+				}
+				if r == all[tables-1] {
+					errs <- ""
+					return
+				}
+			}
+		}()
+	}
+	for _, r := range all[1:] {
+		live.Store(r)
+	}
+	for range readers {
+		if msg := <-errs; msg != "" {
+			t.Error(msg)
+		}
+	}
+}
