@@ -52,34 +52,43 @@ func diff(a, b []uint16) int {
 // busiest worker carries at most target (-1 if no table does), and the
 // lowest busiest-worker load any table reaches.
 func bruteForce(cur []uint16, load []uint64, workers int, target uint64) (minMoves int, bestMax uint64) {
+	// Tables counted in base workers, from all on worker 0; loads and moves
+	// follow each digit's change.
 	t := make([]int, len(cur))
 	loads := make([]uint64, workers)
-	minMoves, bestMax = -1, math.MaxUint64
-	for {
-		clear(loads)
-		moves := 0
-		for b, v := range t {
-			loads[v] += load[b]
-			if v != int(cur[b]) {
-				moves++
-			}
+	moves := 0
+	for b, l := range load {
+		loads[0] += l
+		if cur[b] != 0 {
+			moves++
 		}
+	}
+	minMoves, bestMax = -1, math.MaxUint64
+	set := func(b, v int) {
+		if t[b] != int(cur[b]) {
+			moves--
+		}
+		loads[t[b]] -= load[b]
+		t[b] = v
+		loads[v] += load[b]
+		if v != int(cur[b]) {
+			moves++
+		}
+	}
+	for {
 		m := slices.Max(loads)
 		bestMax = min(bestMax, m)
 		if m <= target && (minMoves < 0 || moves < minMoves) {
 			minMoves = moves
 		}
-		// The next table, counting in base workers.
 		i := 0
-		for ; i < len(t); i++ {
-			if t[i]++; t[i] < workers {
-				break
-			}
-			t[i] = 0
+		for ; i < len(t) && t[i] == workers-1; i++ {
+			set(i, 0)
 		}
 		if i == len(t) {
 			return minMoves, bestMax
 		}
+		set(i, t[i]+1)
 	}
 }
 
