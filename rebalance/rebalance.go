@@ -14,12 +14,14 @@ var (
 	// ErrConfig reports a Config New refuses.
 	ErrConfig = errors.New("invalid rebalancer configuration")
 	// ErrInput reports a table or a load vector that does not fit the
-	// rebalancer: wrong length, or an entry naming no worker.
+	// rebalancer: wrong length, an entry naming no worker, a total load
+	// above MaxLoad.
 	ErrInput = errors.New("invalid rebalancer input")
 )
 
 // DefaultThreshold is the max/mean imbalance Config.Threshold 0 takes: a
-// rebalanced table then keeps the busiest worker within 5% of the mean.
+// rebalanced table then keeps the busiest worker within 5% of the mean
+// where the buckets allow it.
 const DefaultThreshold = 1.05
 
 // Bounds of a Config.
@@ -70,10 +72,11 @@ type Result struct {
 	// the table in force and under the new table; 1 when nothing was
 	// loaded.
 	Before, After float64
-	// Bound is the lowest max/mean that any table can reach with the
-	// interval's load: no worker can carry less than the heaviest bucket,
-	// nor, with more buckets than workers, less than the two lightest of
-	// the Workers+1 heaviest buckets (two of them must share a worker).
+	// Bound is a lower bound on the max/mean any table can reach with the
+	// interval's load: the busiest worker carries no less than the mean,
+	// nor than the heaviest bucket, nor, with more buckets than workers,
+	// than the two lightest of the Workers+1 heaviest buckets (two of them
+	// must share a worker).
 	Bound float64
 	// Balanced reports whether After is within the threshold.
 	Balanced bool
@@ -87,8 +90,9 @@ func (r Result) Gap() float64 { return r.After/r.Bound - 1 }
 
 // Rebalancer computes a new table from each interval's per-bucket load. It
 // remembers when each bucket last moved, for the dwell, and counts the
-// intervals: call Rebalance once per interval, including intervals in which
-// nothing is expected to move. It is not safe for concurrent use.
+// intervals: call Rebalance (or Apply) once per interval, including
+// intervals in which nothing is expected to move. It is not safe for
+// concurrent use.
 type Rebalancer struct {
 	cfg      Config
 	interval int64   // number of Rebalance calls so far
