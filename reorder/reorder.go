@@ -14,9 +14,10 @@ const MaxFlows = 1 << 20
 
 // Runs is how many separate runs of finished packets a flow may have ahead
 // of its oldest unfinished packet. A worker serves a flow's packets in
-// arrival order, so each worker a flow was moved away from while it still
-// held some of the flow's packets accounts for about one run: Runs covers
-// a flow moved that many times before the first old worker drained it.
+// arrival order, so what newer workers serve while an old one still holds
+// packets of the flow makes one run per move not yet drained, and a packet
+// dropped from the middle of a queue (as CoDel drops at the head) one more
+// until the packets before it are finished.
 const Runs = 4
 
 // Seq is a packet's number within its flow, from 1 in arrival order. The
