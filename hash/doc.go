@@ -24,7 +24,10 @@
 //
 // [RPSMap] is the kernel's software steering (get_rps_cpu, which scales the
 // hash's high bits), [RETA] the NIC's (which masks its low bits). The same flow
-// hash therefore lands on unrelated indices in the two tables.
+// hash therefore lands on unrelated indices in the two tables. A table that
+// changes while packets flow (package rebalance computes such tables) is
+// built with [RETAFrom] and published through a [LiveRETA], which receive
+// loops read with one atomic load per batch.
 //
 // Everything called per packet (hashing, CPU and queue look-ups) allocates
 // nothing and reports failure as a value.

@@ -10,7 +10,8 @@
 // of flows, a flow-size distribution (uniform, Zipf, elephants and mice),
 // frame lengths (fixed, a range, IMIX or any weighted list) and the share of
 // reply-direction frames. Profiles come built in (simple, datacenter, isp,
-// tunnels; see Builtin) or from YAML (ParseProfile):
+// tunnels, and elephants and collide for rebalancing; see Builtin) or from
+// YAML (ParseProfile):
 //
 //	name: campus
 //	flows: 4096

@@ -311,10 +311,13 @@ var builtins = map[string]func() Profile{
 			ReplyShare: 0.25,
 		}
 	},
+	// elephants and collide: uneven load for rebalancing (profile_steering.go).
+	"elephants": elephantsProfile,
+	"collide":   collideProfile,
 }
 
-// Builtin returns the built-in profile name: simple, datacenter, isp or
-// tunnels.
+// Builtin returns the built-in profile name: simple, datacenter, isp,
+// tunnels, elephants or collide.
 func Builtin(name string) (Profile, error) {
 	b, ok := builtins[name]
 	if !ok {
