@@ -64,6 +64,8 @@ type XSKRedirect struct {
 	link    link.Link // the BPF link, nil before Attach or when attached through netlink
 	ifindex int       // the interface attached to through netlink, 0 otherwise
 	mode    XDPMode
+	bound   int            // the interface a device-bound program is bound to, 0 for none
+	choice  RedirectChoice // which program runs and why (xdpmeta_linux.go)
 }
 
 // LoadXSKRedirect loads the redirect program and an XSKMAP with a slot for
@@ -138,6 +140,7 @@ func (r *XSKRedirect) Register(s *XSK) error {
 	if err := r.xsks.Put(uint32(s.queue), uint32(s.fd)); err != nil {
 		return fmt.Errorf("register AF_XDP socket of queue %d: %w", s.queue, err)
 	}
+	s.metadata = r.choice.Metadata
 	return nil
 }
 
@@ -153,6 +156,10 @@ func (r *XSKRedirect) Attach(ifindex int, mode XDPMode) error {
 		return fmt.Errorf("attach XDP program to ifindex %d: already attached", ifindex)
 	case mode != XDPNative && mode != XDPGeneric:
 		return fmt.Errorf("attach XDP program to ifindex %d: unknown mode %v", ifindex, mode)
+	case r.bound != 0 && (ifindex != r.bound || mode != XDPNative):
+		// Kernels before 6.14 accept a device-bound program in generic mode
+		// and crash when it calls a kfunc.
+		return fmt.Errorf("attach XDP program to %s in %v mode: the metadata program is bound to %s in native mode", ifname(ifindex), mode, ifname(r.bound))
 	}
 	if err := HaveXDPLinks(); err != nil || forceNetlinkAttach {
 		return r.attachNetlink(ifindex, mode)
