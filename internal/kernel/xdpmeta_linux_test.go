@@ -261,10 +261,10 @@ func (l *metaLab) receive(tb testing.TB, n int, timeout time.Duration) []receive
 	return out
 }
 
-// sendStack sends frames from the peer end through an AF_PACKET socket and
-// the qdisc layer (no PACKET_QDISC_BYPASS), so that they pass the peer's
+// sendStack sends frames from the lab's peer end through an AF_PACKET socket
+// and the qdisc layer (no PACKET_QDISC_BYPASS), so that they pass the peer's
 // egress hook, one at a time and in order.
-func (l *metaLab) sendStack(tb testing.TB, frames [][]byte) {
+func sendStack(tb testing.TB, l *vethlab.Lab, frames [][]byte) {
 	tb.Helper()
 	err := l.InPeer(func() error {
 		fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
@@ -327,7 +327,7 @@ func TestXDPMetadataHash(t *testing.T) {
 	for _, f := range frames {
 		raw = append(raw, f.frame)
 	}
-	l.sendStack(t, raw)
+	sendStack(t, l.Lab, raw)
 	got := l.receive(t, len(frames), 5*time.Second)
 	for i, f := range frames {
 		t.Run(f.name, func(t *testing.T) {
@@ -376,7 +376,7 @@ func TestXDPMetadataVLAN(t *testing.T) {
 				// Each frame twice: the first of a pair is tagged (even).
 				raw = append(raw, f.frame, f.frame)
 			}
-			l.sendStack(t, raw)
+			sendStack(t, l.Lab, raw)
 			got := l.receive(t, len(raw), 5*time.Second)
 			for i, r := range got {
 				f := frames[i/2]
@@ -440,7 +440,7 @@ func TestXDPMetadataLiveFrames(t *testing.T) {
 func TestXSKMetadataForgotten(t *testing.T) {
 	l := newMetaLab(t)
 	frames := metaFrames(l.HostMAC)
-	l.sendStack(t, [][]byte{frames[0].frame})
+	sendStack(t, l.Lab, [][]byte{frames[0].frame})
 	l.receive(t, 1, 5*time.Second)
 	addr := l.xsk.held[0].Addr
 	if !ParseXDPMetadata(l.xsk.umem[addr-XDPMetadataLen : addr]).Valid {
@@ -455,7 +455,7 @@ func TestXSKMetadataForgotten(t *testing.T) {
 func TestXSKMetadataAllocs(t *testing.T) {
 	l := newMetaLab(t)
 	frames := metaFrames(l.HostMAC)
-	l.sendStack(t, [][]byte{frames[0].frame})
+	sendStack(t, l.Lab, [][]byte{frames[0].frame})
 	l.receive(t, 1, 5*time.Second)
 	var m XDPMetadata
 	if allocs := testing.AllocsPerRun(100, func() { m = l.xsk.Metadata(0) }); allocs != 0 {
