@@ -3,7 +3,6 @@ package kernel
 import (
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
@@ -45,6 +44,9 @@ const (
 	vlanPushPushed = 8 // frames tagged (the helper succeeded)
 )
 
+// vlanPushNeeds is what the program needs of the kernel.
+const vlanPushNeeds = "needs SCHED_CLS programs with bpf_skb_vlan_push and atomic fetch-and-add (Linux 5.12)"
+
 // tcxNext is TCX_NEXT: the program has no verdict, the next one decides.
 const tcxNext = -1
 
@@ -72,7 +74,7 @@ func AttachVLANPush(ifindex int, tpid, tci uint16) (_ *VLANPush, err error) {
 		MaxEntries: 1,
 	})
 	if err != nil {
-		return nil, vlanPushError("create counters map", err, memlockErr)
+		return nil, loadError("create counters map", vlanPushNeeds, err, memlockErr)
 	}
 	v.prog, err = ebpf.NewProgram(&ebpf.ProgramSpec{
 		Name:         "xdphash_vlanpush",
@@ -81,7 +83,7 @@ func AttachVLANPush(ifindex int, tpid, tci uint16) (_ *VLANPush, err error) {
 		Instructions: vlanPushProgram(v.counters.FD(), tpid, tci),
 	})
 	if err != nil {
-		return nil, vlanPushError("load VLAN push program", err, memlockErr)
+		return nil, loadError("load VLAN push program", vlanPushNeeds, err, memlockErr)
 	}
 	v.link, err = link.AttachTCX(link.TCXOptions{Interface: ifindex, Program: v.prog, Attach: ebpf.AttachTCXEgress})
 	switch {
@@ -140,20 +142,6 @@ func fetchAdd(dst, src asm.Register, off int16) asm.Instruction {
 	ins := asm.FetchAdd.Mem(dst, src, asm.DWord, off)
 	ins.Constant = int64(asm.FetchAdd >> 8)
 	return ins
-}
-
-// vlanPushError explains a failure to create the program or its map.
-func vlanPushError(step string, err, memlockErr error) error {
-	switch {
-	case errors.Is(err, os.ErrPermission) && memlockErr != nil:
-		return fmt.Errorf("%s: %w: %s: %w (raising RLIMIT_MEMLOCK failed too: %w)", step, ErrNotPermitted, permissionHint(), err, memlockErr)
-	case errors.Is(err, os.ErrPermission):
-		return fmt.Errorf("%s: %w: %s: %w", step, ErrNotPermitted, permissionHint(), err)
-	case errors.Is(err, ebpf.ErrNotSupported):
-		return fmt.Errorf("%s: %w: needs SCHED_CLS programs with bpf_skb_vlan_push and atomic fetch-and-add (Linux 5.12): %w", step, ErrNotSupported, err)
-	default:
-		return fmt.Errorf("%s: %w", step, err)
-	}
 }
 
 // Counts returns how many frames the program saw and how many it tagged.

@@ -91,7 +91,7 @@ func LoadXSKRedirect(queues int) (_ *XSKRedirect, err error) {
 		MaxEntries: uint32(queues),
 	})
 	if err != nil {
-		return nil, loadError("create XSKMAP", err, memlockErr)
+		return nil, loadError("create XSKMAP", xskNeeds, err, memlockErr)
 	}
 	r.prog, err = ebpf.NewProgram(&ebpf.ProgramSpec{
 		Name: "xdphash_xsk",
@@ -111,20 +111,24 @@ func LoadXSKRedirect(queues int) (_ *XSKRedirect, err error) {
 		},
 	})
 	if err != nil {
-		return nil, loadError("load XDP redirect program", err, memlockErr)
+		return nil, loadError("load XDP redirect program", xskNeeds, err, memlockErr)
 	}
 	return r, nil
 }
 
-// loadError explains a failure to create a BPF object.
-func loadError(step string, err, memlockErr error) error {
+// xskNeeds is what the redirect program needs of the kernel.
+const xskNeeds = "needs XDP programs and XSKMAP (Linux 4.18)"
+
+// loadError explains a failure to create a BPF object; needs says what the
+// object needs of the kernel, for when the kernel lacks it.
+func loadError(step, needs string, err, memlockErr error) error {
 	switch {
 	case errors.Is(err, os.ErrPermission) && memlockErr != nil:
 		return fmt.Errorf("%s: %w: %s: %w (raising RLIMIT_MEMLOCK failed too: %w)", step, ErrNotPermitted, permissionHint(), err, memlockErr)
 	case errors.Is(err, os.ErrPermission):
 		return fmt.Errorf("%s: %w: %s: %w", step, ErrNotPermitted, permissionHint(), err)
 	case errors.Is(err, ebpf.ErrNotSupported):
-		return fmt.Errorf("%s: %w: needs XDP programs and XSKMAP (Linux 4.18): %w", step, ErrNotSupported, err)
+		return fmt.Errorf("%s: %w: %s: %w", step, ErrNotSupported, needs, err)
 	default:
 		return fmt.Errorf("%s: %w", step, err)
 	}

@@ -2,8 +2,6 @@ package kernel
 
 import (
 	"encoding/binary"
-	"fmt"
-	"strings"
 	"syscall"
 )
 
@@ -76,30 +74,10 @@ const (
 // hash as skb->hash with l4_hash set, and skb_get_hash returns it.
 func (t RSSHashType) IsL4() bool { return t&RSSL4 != 0 }
 
-var rssTypeNames = [...]string{"l3-ipv4", "l3-ipv6", "l3-dynhdr", "l4", "l4-tcp", "l4-udp", "l4-sctp", "l4-ipsec", "l4-icmp"}
+var rssTypeNames = []string{"l3-ipv4", "l3-ipv6", "l3-dynhdr", "l4", "l4-tcp", "l4-udp", "l4-sctp", "l4-ipsec", "l4-icmp"}
 
-// String names the set bits, "none" for none.
-func (t RSSHashType) String() string {
-	if t == RSSTypeNone {
-		return "none"
-	}
-	var b strings.Builder
-	for i, name := range rssTypeNames {
-		if t&(1<<i) != 0 {
-			if b.Len() > 0 {
-				b.WriteByte('|')
-			}
-			b.WriteString(name)
-		}
-	}
-	if rest := t &^ (1<<len(rssTypeNames) - 1); rest != 0 {
-		if b.Len() > 0 {
-			b.WriteByte('|')
-		}
-		fmt.Fprintf(&b, "%#x", uint32(rest))
-	}
-	return b.String()
-}
+// String names the set bits ("l3-ipv4|l4|l4-udp"), "none" for none.
+func (t RSSHashType) String() string { return bitNames(uint64(t), rssTypeNames, "none") }
 
 // XDPMetadataLen is the size of the metadata the program writes in front of
 // each frame (struct layout below); it fits the kernel's limit on XDP

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/cilium/ebpf"
@@ -27,25 +26,10 @@ const (
 	XDPMetaVLANTag   XDPMetadataFeatures = 1 << 2 // bpf_xdp_metadata_rx_vlan_tag
 )
 
-// String lists the features as ynl names them ("timestamp,hash,vlan-tag"),
+// String lists the features as ynl names them ("timestamp|hash|vlan-tag"),
 // "none" for none.
 func (f XDPMetadataFeatures) String() string {
-	var names []string
-	for _, n := range []struct {
-		bit  XDPMetadataFeatures
-		name string
-	}{{XDPMetaTimestamp, "timestamp"}, {XDPMetaHash, "hash"}, {XDPMetaVLANTag, "vlan-tag"}} {
-		if f&n.bit != 0 {
-			names = append(names, n.name)
-		}
-	}
-	if rest := f &^ (XDPMetaTimestamp | XDPMetaHash | XDPMetaVLANTag); rest != 0 {
-		names = append(names, fmt.Sprintf("%#x", uint64(rest)))
-	}
-	if len(names) == 0 {
-		return "none"
-	}
-	return strings.Join(names, ",")
+	return bitNames(uint64(f), []string{"timestamp", "hash", "vlan-tag"}, "none")
 }
 
 // RedirectChoice says which program an XSKRedirect runs and why: a value the
@@ -60,7 +44,7 @@ type RedirectChoice struct {
 	Reason string
 }
 
-// String reads "metadata program (device gives hash,vlan-tag,timestamp)" or
+// String reads "metadata program (device gives timestamp|hash|vlan-tag)" or
 // "plain program: REASON".
 func (c RedirectChoice) String() string {
 	if c.Metadata {

@@ -101,7 +101,7 @@ func TestRSSHashTypeString(t *testing.T) {
 }
 
 func TestXDPMetadataFeaturesString(t *testing.T) {
-	if got, want := (XDPMetaHash | XDPMetaVLANTag | XDPMetaTimestamp).String(), "timestamp,hash,vlan-tag"; got != want {
+	if got, want := (XDPMetaHash | XDPMetaVLANTag | XDPMetaTimestamp).String(), "timestamp|hash|vlan-tag"; got != want {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
 	if got := XDPMetadataFeatures(0).String(); got != "none" {
