@@ -13,29 +13,42 @@ import (
 // a frame that arrived without an skb, or without a tag) and EOPNOTSUPP (the
 // driver does not implement the kfunc) are the normal failures.
 type XDPMetadata struct {
-	// Valid tells whether the program wrote metadata in front of the frame;
-	// every other field is zero when it did not.
-	Valid bool
-	// Hash is the device's hash of the frame (bpf_xdp_metadata_rx_hash);
-	// valid when Valid and HashErr is 0.
-	Hash uint32
-	// HashType says what the device hashed; valid with Hash.
-	HashType RSSHashType
-	// HashErr is the hash kfunc's error, 0 on success.
-	HashErr syscall.Errno
-	// VLANProto is the TPID of the stripped outer VLAN tag (0x8100 or
-	// 0x88a8, host order) and VLANTCI its TCI
-	// (bpf_xdp_metadata_rx_vlan_tag); valid when Valid and VLANErr is 0.
-	VLANProto, VLANTCI uint16
-	// VLANErr is the VLAN kfunc's error, 0 on success.
-	VLANErr syscall.Errno
 	// Timestamp is the device's RX timestamp in nanoseconds of the device's
 	// clock (bpf_xdp_metadata_rx_timestamp); valid when Valid and
 	// TimestampErr is 0. A device may succeed with 0: veth does when the skb
 	// carries no hardware timestamp.
 	Timestamp uint64
-	// TimestampErr is the timestamp kfunc's error, 0 on success.
-	TimestampErr syscall.Errno
+	// Hash is the device's hash of the frame (bpf_xdp_metadata_rx_hash);
+	// valid when Valid and HashErr is 0.
+	Hash uint32
+	// HashType says what the device hashed; valid with Hash.
+	HashType RSSHashType
+	// VLANProto is the TPID of the stripped outer VLAN tag (0x8100 or
+	// 0x88a8, host order) and VLANTCI its TCI
+	// (bpf_xdp_metadata_rx_vlan_tag); valid when Valid and VLANErr is 0.
+	VLANProto, VLANTCI uint16
+	// HashErr, VLANErr and TimestampErr are the kfuncs' errors, 0 on
+	// success.
+	HashErr, VLANErr, TimestampErr KfuncErr
+	// Valid tells whether the program wrote metadata in front of the frame;
+	// every other field is zero when it did not.
+	Valid bool
+}
+
+// KfuncErr is the error a metadata kfunc returned: the errno it returned
+// negated (ENODATA, EOPNOTSUPP), 0 for success. It is 16 bits wide, as the
+// program stores it, to keep XDPMetadata at 32 bytes.
+type KfuncErr uint16
+
+// Errno is the error as an errno, 0 for success.
+func (e KfuncErr) Errno() syscall.Errno { return syscall.Errno(e) }
+
+// String is "ok" or the errno's text.
+func (e KfuncErr) String() string {
+	if e == 0 {
+		return "ok"
+	}
+	return syscall.Errno(e).Error()
 }
 
 // HasHash tells whether the device gave a hash for the frame.
@@ -81,8 +94,8 @@ func (t RSSHashType) String() string { return bitNames(uint64(t), rssTypeNames, 
 
 // XDPMetadataLen is the size of the metadata the program writes in front of
 // each frame (struct layout below); it fits the kernel's limit on XDP
-// metadata (a multiple of 4, at most 32 bytes before Linux 6.8, 255 since)
-// and the 256 bytes of headroom every UMEM frame has (XSKHeadroom).
+// metadata (a multiple of 4 bytes; older kernels take at most 32) and the
+// 256 bytes of headroom before every frame in a UMEM frame (XSKHeadroom).
 //
 //	offset size
 //	 0     8    RX timestamp (host order)
@@ -142,8 +155,6 @@ func ParseXDPMetadata(head []byte) XDPMetadata {
 	}
 }
 
-// kfuncErrno turns a kfunc's result, kept as its low 16 bits, into an errno:
-// 0 for success, e for -e.
-func kfuncErrno(ret uint16) syscall.Errno {
-	return syscall.Errno(uint16(-int16(ret)))
-}
+// kfuncErrno turns a kfunc's result, kept as its low 16 bits, into a
+// KfuncErr: 0 for success, e for -e.
+func kfuncErrno(ret uint16) KfuncErr { return KfuncErr(-int16(ret)) }

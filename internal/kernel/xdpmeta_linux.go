@@ -112,7 +112,7 @@ var metadataKfuncs = []struct {
 	args int
 }{
 	{"bpf_xdp_metadata_rx_timestamp", 2}, // (ctx, u64 *timestamp), Linux 6.3
-	{"bpf_xdp_metadata_rx_hash", 3},      // (ctx, u32 *hash, enum xdp_rss_hash_type *type), 6.3; the type since 6.5
+	{"bpf_xdp_metadata_rx_hash", 3},      // (ctx, u32 *hash, enum xdp_rss_hash_type *type), 6.3
 	{"bpf_xdp_metadata_rx_vlan_tag", 3},  // (ctx, __be16 *tpid, u16 *tci), 6.8
 }
 
@@ -320,6 +320,15 @@ func (s *XSK) Metadata(i int) XDPMetadata {
 		return XDPMetadata{}
 	}
 	return ParseXDPMetadata(s.umem[addr-XDPMetadataLen : addr])
+}
+
+// AppendMetadata appends the XDPMetadata of each frame of the last Receive,
+// in order, to dst: with the capacity for a batch, it does not allocate.
+func (s *XSK) AppendMetadata(dst []XDPMetadata) []XDPMetadata {
+	for i := range s.held {
+		dst = append(dst, s.Metadata(i))
+	}
+	return dst
 }
 
 // HasMetadata tells whether the socket's frames come from the metadata
