@@ -161,8 +161,8 @@ func (r *XSKRedirect) Attach(ifindex int, mode XDPMode) error {
 	case mode != XDPNative && mode != XDPGeneric:
 		return fmt.Errorf("attach XDP program to ifindex %d: unknown mode %v", ifindex, mode)
 	case r.bound != 0 && (ifindex != r.bound || mode != XDPNative):
-		// Kernels before 6.14 accept a device-bound program in generic mode
-		// and crash when it calls a kfunc.
+		// Kernels before 6.14 accept a device-bound program in generic
+		// mode, where its kfuncs read a context that is not the driver's.
 		return fmt.Errorf("attach XDP program to %s in %v mode: the metadata program is bound to %s in native mode", ifname(ifindex), mode, ifname(r.bound))
 	}
 	if err := HaveXDPLinks(); err != nil || forceNetlinkAttach {

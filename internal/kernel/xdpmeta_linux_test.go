@@ -318,7 +318,12 @@ func metaFrames(dst net.HardwareAddr) []metaFrame {
 	binary.BigEndian.PutUint16(ip6[40:], 5000)
 	binary.BigEndian.PutUint16(ip6[42:], 53)
 	binary.BigEndian.PutUint16(ip6[44:], 12)
-	return []metaFrame{{"ipv4 tcp", tcp, true}, {"ipv4 udp", udp, true}, {"ipv4 icmp", icmp, false}, {"ipv6 udp", udp6, true}}
+	// ICMPv6 with flow label 0x12345: no ports, but the kernel counts a
+	// flow label as L4 (flow_keys_have_l4).
+	icmp6 := append([]byte(nil), udp6...)
+	icmp6[14+1], icmp6[14+2], icmp6[14+3] = 0x01, 0x23, 0x45
+	icmp6[14+6] = 58
+	return []metaFrame{{"ipv4 tcp", tcp, true}, {"ipv4 udp", udp, true}, {"ipv4 icmp", icmp, false}, {"ipv6 udp", udp6, true}, {"ipv6 icmp flow label", icmp6, true}}
 }
 
 // TestXDPMetadataHash sends frames through the peer's stack: each arrives
