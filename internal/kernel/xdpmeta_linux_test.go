@@ -4,6 +4,7 @@ package kernel
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"net"
 	"strings"
@@ -124,6 +125,9 @@ func TestXDPMetadataFeaturesOf(t *testing.T) {
 	}
 	if want := XDPMetaTimestamp | XDPMetaHash | XDPMetaVLANTag; f != want {
 		t.Errorf("veth: features %v, want %v", f, want)
+	}
+	if _, err := XDPMetadataFeaturesOf(1 << 30); !errors.Is(err, unix.ENODEV) {
+		t.Errorf("no such interface: %v, want ENODEV", err)
 	}
 	err = lab.InPeer(func() error {
 		f, err := XDPMetadataFeaturesOf(loopbackIfindex)
