@@ -27,8 +27,8 @@ import (
 //
 // Only frames that pass the interface's egress hook are seen: sockets, and
 // AF_PACKET without PACKET_QDISC_BYPASS. PacketSender bypasses the qdisc
-// layer and with it this hook; XDP_TX and AF_XDP transmissions never reach
-// it either.
+// layer and with it this hook unless told otherwise (ThroughQdisc); XDP live
+// frames and AF_XDP transmissions never reach it.
 //
 // The program is attached through a BPF link (TCX, Linux 6.6), which the
 // kernel removes when the process dies.

@@ -156,3 +156,65 @@ func TestVLANPushProgram(t *testing.T) {
 		}
 	}
 }
+
+// TestVLANPushSenders checks which of the generators' senders pass the
+// egress hook: only AF_PACKET through the qdisc layer; the bypassing
+// PacketSender, AF_XDP transmission and XDP live frames skip it.
+func TestVLANPushSenders(t *testing.T) {
+	lab := newGenLab(t)
+	ft, frames := testTable(lab.HostMAC, []int{60, 61, 62, 63}, []uint32{0, 1, 2, 3})
+	kinds := append(senderKinds(t, lab, ft), senderKind{"packet through qdisc", func(start uint64) (sender, error) {
+		s, err := NewPacketSender(lab.PeerIndex, ft, start)
+		if err == nil {
+			err = s.ThroughQdisc()
+		}
+		return s, err
+	}})
+	for _, tt := range kinds {
+		t.Run(tt.name, func(t *testing.T) {
+			viaHook := tt.name == "packet through qdisc"
+			c, err := NewCapture(lab.Host)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			var push *VLANPush
+			err = lab.InPeer(func() error {
+				if err := SetAffinity(0); err != nil {
+					return err
+				}
+				if push, err = AttachVLANPush(lab.PeerIndex, unix.ETH_P_8021Q, 7); err != nil {
+					return err
+				}
+				s, err := tt.open(0)
+				if err != nil {
+					return err
+				}
+				defer s.Close()
+				_, err = s.Send(4)
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer push.Close()
+			got, err := c.Collect(4, 2*time.Second)
+			if err != nil || len(got) != 4 {
+				t.Fatalf("captured %d frames (%v), want 4", len(got), err)
+			}
+			for i, f := range got {
+				want := frames[i]
+				if viaHook && i%2 == 0 {
+					want = withTag(frames[i], unix.ETH_P_8021Q, 7)
+				}
+				if !bytes.Equal(f, want) {
+					t.Errorf("frame %d:\n got % x\nwant % x", i, f, want)
+				}
+			}
+			seen, _, err := push.Counts()
+			if want := map[bool]uint64{true: 4}[viaHook]; err != nil || seen != want {
+				t.Errorf("the program saw %d frames (%v), want %d", seen, err, want)
+			}
+		})
+	}
+}
