@@ -4,7 +4,6 @@ package kernel_test
 
 import (
 	"encoding/binary"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -161,7 +160,7 @@ func receiveMetadata(tb testing.TB, xsk *kernel.XSK, n int, timeout time.Duratio
 		out = xsk.AppendMetadata(out)
 	}
 	if len(out) != n {
-		tb.Fatal(fmt.Sprintf("received %d frames in %v, want %d", len(out), timeout, n))
+		tb.Fatalf("received %d frames in %v, want %d", len(out), timeout, n)
 	}
 	return out
 }
