@@ -261,7 +261,7 @@ const (
 	netdevADevIfindex                = 1
 	netdevADevXDPRxMetadataFeatures  = 5
 	netdevFamilyVersion              = 1
-	netdevXDPRxMetadataFeaturesSince = "Linux 6.8"
+	netdevXDPRxMetadataFeaturesSince = "Linux 6.7"
 )
 
 // genlHeader is struct genlmsghdr: command, version and two reserved zero
@@ -281,7 +281,7 @@ func (h genlHeader) Serialize() []byte { return h[:] }
 func XDPMetadataFeaturesOf(ifindex int) (XDPMetadataFeatures, error) {
 	fam, err := netlink.GenlFamilyGet(netdevFamily)
 	if err != nil {
-		return 0, fmt.Errorf("read XDP RX metadata features of %s: %w: no netdev netlink family (%s): %w", ifname(ifindex), ErrNotSupported, netdevXDPRxMetadataFeaturesSince, err)
+		return 0, fmt.Errorf("read XDP RX metadata features of %s: %w: no netdev netlink family (Linux 6.3): %w", ifname(ifindex), ErrNotSupported, err)
 	}
 	req := nl.NewNetlinkRequest(int(fam.ID), 0)
 	req.AddData(genlHeader{netdevCmdDevGet, netdevFamilyVersion})
