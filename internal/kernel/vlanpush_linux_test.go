@@ -179,25 +179,15 @@ func TestVLANPushSenders(t *testing.T) {
 			}
 			defer c.Close()
 			var push *VLANPush
-			err = lab.InPeer(func() error {
-				if err := SetAffinity(0); err != nil {
-					return err
-				}
-				if push, err = AttachVLANPush(lab.PeerIndex, unix.ETH_P_8021Q, 7); err != nil {
-					return err
-				}
-				s, err := tt.open(0)
-				if err != nil {
-					return err
-				}
-				defer s.Close()
-				_, err = s.Send(4)
+			err = lab.InPeer(func() (err error) {
+				push, err = AttachVLANPush(lab.PeerIndex, unix.ETH_P_8021Q, 7)
 				return err
 			})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer push.Close()
+			sendWith(t, lab, tt, 4)
 			got, err := c.Collect(4, 2*time.Second)
 			if err != nil || len(got) != 4 {
 				t.Fatalf("captured %d frames (%v), want 4", len(got), err)
