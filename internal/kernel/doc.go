@@ -1,11 +1,16 @@
 // Package kernel is the one place in xdphash that talks to the Linux kernel
 // through BPF and raw system calls (cilium/ebpf and x/sys/unix). It holds the
 // hash oracle (below); the XDP redirect program, its XSKMAP and its BPF-link
-// attach with a netlink fallback (xdp_linux.go); the AF_XDP sockets built on
-// asavie/xdp, with that library's traps worked around (xdpsock_linux.go, whose
-// doc comment lists them); the traffic generators: XDP live frames through
-// BPF_PROG_RUN, AF_XDP and AF_PACKET senders, and a packet capture for tests
-// (xdpgen*.go); and CPU affinity (affinity_linux.go).
+// attach with a netlink fallback (xdp_linux.go); the device-bound variant
+// that writes the device's RX metadata (hash, stripped VLAN tag, timestamp)
+// in front of each frame, its probes and the record's reader (xdpmeta*.go);
+// the AF_XDP sockets built on asavie/xdp, with that library's traps worked
+// around (xdpsock_linux.go, whose doc comment lists them); the traffic
+// generators: XDP live frames through BPF_PROG_RUN, AF_XDP and AF_PACKET
+// senders, and a packet capture for tests (xdpgen*.go); a TCX egress program
+// that gives frames a hardware VLAN tag (vlanpush_linux.go); the device's RSS
+// key, indirection table and hash fields through ethtool (rss*.go); and CPU
+// affinity (affinity_linux.go).
 //
 // # Hash oracle
 //

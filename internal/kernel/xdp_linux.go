@@ -64,6 +64,8 @@ type XSKRedirect struct {
 	link    link.Link // the BPF link, nil before Attach or when attached through netlink
 	ifindex int       // the interface attached to through netlink, 0 otherwise
 	mode    XDPMode
+	bound   int            // the interface a device-bound program is bound to, 0 for none
+	choice  RedirectChoice // which program runs and why (xdpmeta_linux.go)
 }
 
 // LoadXSKRedirect loads the redirect program and an XSKMAP with a slot for
@@ -89,7 +91,7 @@ func LoadXSKRedirect(queues int) (_ *XSKRedirect, err error) {
 		MaxEntries: uint32(queues),
 	})
 	if err != nil {
-		return nil, loadError("create XSKMAP", err, memlockErr)
+		return nil, loadError("create XSKMAP", xskNeeds, err, memlockErr)
 	}
 	r.prog, err = ebpf.NewProgram(&ebpf.ProgramSpec{
 		Name: "xdphash_xsk",
@@ -109,20 +111,24 @@ func LoadXSKRedirect(queues int) (_ *XSKRedirect, err error) {
 		},
 	})
 	if err != nil {
-		return nil, loadError("load XDP redirect program", err, memlockErr)
+		return nil, loadError("load XDP redirect program", xskNeeds, err, memlockErr)
 	}
 	return r, nil
 }
 
-// loadError explains a failure to create a BPF object.
-func loadError(step string, err, memlockErr error) error {
+// xskNeeds is what the redirect program needs of the kernel.
+const xskNeeds = "needs XDP programs and XSKMAP (Linux 4.18)"
+
+// loadError explains a failure to create a BPF object; needs says what the
+// object needs of the kernel, for when the kernel lacks it.
+func loadError(step, needs string, err, memlockErr error) error {
 	switch {
 	case errors.Is(err, os.ErrPermission) && memlockErr != nil:
 		return fmt.Errorf("%s: %w: %s: %w (raising RLIMIT_MEMLOCK failed too: %w)", step, ErrNotPermitted, permissionHint(), err, memlockErr)
 	case errors.Is(err, os.ErrPermission):
 		return fmt.Errorf("%s: %w: %s: %w", step, ErrNotPermitted, permissionHint(), err)
 	case errors.Is(err, ebpf.ErrNotSupported):
-		return fmt.Errorf("%s: %w: needs XDP programs and XSKMAP (Linux 4.18): %w", step, ErrNotSupported, err)
+		return fmt.Errorf("%s: %w: %s: %w", step, ErrNotSupported, needs, err)
 	default:
 		return fmt.Errorf("%s: %w", step, err)
 	}
@@ -138,6 +144,7 @@ func (r *XSKRedirect) Register(s *XSK) error {
 	if err := r.xsks.Put(uint32(s.queue), uint32(s.fd)); err != nil {
 		return fmt.Errorf("register AF_XDP socket of queue %d: %w", s.queue, err)
 	}
+	s.metadata = r.choice.Metadata
 	return nil
 }
 
@@ -153,6 +160,10 @@ func (r *XSKRedirect) Attach(ifindex int, mode XDPMode) error {
 		return fmt.Errorf("attach XDP program to ifindex %d: already attached", ifindex)
 	case mode != XDPNative && mode != XDPGeneric:
 		return fmt.Errorf("attach XDP program to ifindex %d: unknown mode %v", ifindex, mode)
+	case r.bound != 0 && (ifindex != r.bound || mode != XDPNative):
+		// Kernels before 6.14 accept a device-bound program in generic
+		// mode, where its kfuncs read a context that is not the driver's.
+		return fmt.Errorf("attach XDP program to %s in %v mode: the metadata program is bound to %s in native mode", ifname(ifindex), mode, ifname(r.bound))
 	}
 	if err := HaveXDPLinks(); err != nil || forceNetlinkAttach {
 		return r.attachNetlink(ifindex, mode)

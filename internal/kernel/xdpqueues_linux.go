@@ -67,15 +67,25 @@ type ethtoolChannels struct {
 // ethtoolRXChannels asks the driver for its channels (ETHTOOL_GCHANNELS) and
 // returns the receive ones: rx-only plus combined.
 func ethtoolRXChannels(name string) (int, error) {
+	ch := ethtoolChannels{Cmd: unix.ETHTOOL_GCHANNELS}
+	if err := ethtool(name, unsafe.Pointer(&ch)); err != nil {
+		return 0, fmt.Errorf("ethtool channels: %w", err)
+	}
+	return int(ch.RxCount + ch.CombinedCount), nil
+}
+
+// ethtool runs the SIOCETHTOOL request whose command structure data points
+// to on interface name (in the calling thread's network namespace); the
+// driver fills the structure in. The error is the errno, or a name too long.
+func ethtool(name string, data unsafe.Pointer) error {
+	if len(name) >= unix.IFNAMSIZ {
+		return fmt.Errorf("interface name %q too long", name)
+	}
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	defer unix.Close(fd)
-	ch := ethtoolChannels{Cmd: unix.ETHTOOL_GCHANNELS}
-	if len(name) >= unix.IFNAMSIZ {
-		return 0, fmt.Errorf("interface name %q too long", name)
-	}
 	// struct ifreq with ifr_data set: a typed pointer, so that the runtime
 	// keeps it right if it moves the stack.
 	var ifr struct {
@@ -84,9 +94,9 @@ func ethtoolRXChannels(name string) (int, error) {
 		_    [24 - unsafe.Sizeof(uintptr(0))]byte
 	}
 	copy(ifr.name[:], name)
-	ifr.data = unsafe.Pointer(&ch)
+	ifr.data = data
 	if _, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SIOCETHTOOL, uintptr(unsafe.Pointer(&ifr))); errno != 0 {
-		return 0, fmt.Errorf("ethtool channels: %w", errno)
+		return errno
 	}
-	return int(ch.RxCount + ch.CombinedCount), nil
+	return nil
 }

@@ -111,6 +111,7 @@ type XSK struct {
 	held      []xdp.Desc // the frames of the last Receive, the library's slice
 	wake      int        // eventfd that ends a Wait
 	pfds      [2]unix.PollFd
+	metadata  bool // frames carry XDPMetadata (xdpmeta_linux.go)
 }
 
 // bindMu serializes xdp.NewSocket, which reads its bind flags from
@@ -234,6 +235,9 @@ func (s *XSK) Receive(max int) int {
 	// own books; here they go back to the kernel only now, when the caller
 	// is done with them.
 	for _, d := range s.held {
+		if s.metadata {
+			s.forgetMetadata(d.Addr)
+		}
 		s.free = append(s.free, xdp.Desc{Addr: d.Addr & s.chunkMask})
 	}
 	s.held = s.held[:0]
