@@ -530,8 +530,8 @@ func TestXSKMetadataAllocs(t *testing.T) {
 	if allocs := testing.AllocsPerRun(100, func() { batch = l.xsk.AppendMetadata(batch[:0]) }); allocs != 0 {
 		t.Errorf("AppendMetadata allocates %.0f times", allocs)
 	}
-	if len(batch) != l.xsk.Held() || batch[0] != m {
-		t.Errorf("AppendMetadata gave %d records, the first %+v; want %d, the first %+v", len(batch), batch[0], l.xsk.Held(), m)
+	if len(batch) != l.xsk.heldFrames() || batch[0] != m {
+		t.Errorf("AppendMetadata gave %d records, the first %+v; want %d, the first %+v", len(batch), batch[0], l.xsk.heldFrames(), m)
 	}
 }
 
