@@ -25,7 +25,7 @@ const (
 	MemSlack       = 1 << 20
 	GoroutineSlack = 2
 	// minMemPoints is the fewest samples after warm-up that can show a
-	// trend; fewer and the check says it cannot judge (and passes).
+	// trend; fewer and the check is skipped: it cannot judge.
 	minMemPoints = 4
 )
 
@@ -161,7 +161,7 @@ func checkMemory(points []MemPoint) Check {
 	c := Check{Name: "memory and goroutines flat after warm-up"}
 	warm := max(MinWarmup, int(float64(len(points))*WarmupFraction))
 	if len(points)-warm < minMemPoints {
-		c.Pass = true
+		c.Skipped = true
 		c.Detail = fmt.Sprintf("%d samples, %d after warm-up: too few to show a trend (need %d; run longer)", len(points), max(0, len(points)-warm), minMemPoints)
 		return c
 	}

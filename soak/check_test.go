@@ -34,18 +34,18 @@ func TestCheckMemory(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
 		points []MemPoint
-		want   bool
+		want   string
 	}{
-		{"flat", flat(20, 10*mib, 10), true},
-		{"too short to judge", flat(3, 10*mib, 10), true},
-		{"heap grows", growing, false},
-		{"goroutines leak", leaking, false},
-		{"warm-up ignored", warm, true},
-		{"within tolerance", append(flat(10, 10*mib, 10), flat(10, 11*mib, 10)...), true},
+		{"flat", flat(20, 10*mib, 10), "PASS"},
+		{"too short to judge", flat(3, 10*mib, 10), "SKIP"},
+		{"heap grows", growing, "FAIL"},
+		{"goroutines leak", leaking, "FAIL"},
+		{"warm-up ignored", warm, "PASS"},
+		{"within tolerance", append(flat(10, 10*mib, 10), flat(10, 11*mib, 10)...), "PASS"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if c := checkMemory(tt.points); c.Pass != tt.want {
-				t.Errorf("pass %v, want %v: %s", c.Pass, tt.want, c.Detail)
+			if c := checkMemory(tt.points); c.Verdict() != tt.want {
+				t.Errorf("%s, want %s: %s", c.Verdict(), tt.want, c.Detail)
 			}
 		})
 	}
@@ -107,5 +107,21 @@ func TestCheckSamples(t *testing.T) {
 	}
 	if hc, _, _ := checkSamples(nil, 0, key, 3); hc.Pass {
 		t.Error("no samples: want a failed check")
+	}
+}
+
+// TestResultCount: a skipped check is not a pass, and Passed says so.
+func TestResultCount(t *testing.T) {
+	r := &Result{Checks: []Check{{Pass: true}, {Skipped: true}, {Pass: false}}}
+	if f, s := r.Count(); f != 1 || s != 1 || r.Passed() {
+		t.Errorf("failed %d, skipped %d, passed %v; want 1, 1, false", f, s, r.Passed())
+	}
+	r.Checks = r.Checks[:2]
+	if f, s := r.Count(); f != 0 || s != 1 || r.Passed() {
+		t.Errorf("failed %d, skipped %d, passed %v; want 0, 1, false", f, s, r.Passed())
+	}
+	r.Checks = r.Checks[:1]
+	if !r.Passed() {
+		t.Error("one passed check: not passed")
 	}
 }

@@ -71,14 +71,24 @@ type Result struct {
 	Checks    []Check            `json:"checks"`
 }
 
-// Passed reports whether every check held.
+// Passed reports whether every check held: none failed and none was
+// skipped.
 func (r *Result) Passed() bool {
+	failed, skipped := r.Count()
+	return failed == 0 && skipped == 0 && len(r.Checks) > 0
+}
+
+// Count returns how many checks failed and how many could not check.
+func (r *Result) Count() (failed, skipped int) {
 	for _, c := range r.Checks {
-		if !c.Pass {
-			return false
+		switch {
+		case c.Skipped:
+			skipped++
+		case !c.Pass:
+			failed++
 		}
 	}
-	return len(r.Checks) > 0
+	return failed, skipped
 }
 
 // LinkDeltas are the veth counters' changes over the run, as rtnetlink
@@ -108,9 +118,22 @@ type SampleSummary struct {
 	Truncated     int    `json:"truncated"`
 }
 
-// Check is one verdict.
+// Check is one verdict. A check that could not judge (too little data)
+// is Skipped: it neither passes nor fails.
 type Check struct {
-	Name   string `json:"name"`
-	Pass   bool   `json:"pass"`
-	Detail string `json:"detail"`
+	Name    string `json:"name"`
+	Pass    bool   `json:"pass"`
+	Skipped bool   `json:"skipped,omitempty"`
+	Detail  string `json:"detail"`
+}
+
+// Verdict is PASS, FAIL or SKIP.
+func (c Check) Verdict() string {
+	switch {
+	case c.Skipped:
+		return "SKIP"
+	case c.Pass:
+		return "PASS"
+	}
+	return "FAIL"
 }

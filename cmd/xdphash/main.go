@@ -16,9 +16,11 @@ import (
 
 // Exit statuses of the xdphash command.
 const (
-	exitOK         = 0
-	exitDivergence = 1 // a check found the implementations to disagree (verify)
-	exitFailure    = 2 // usage or runtime error
+	exitOK          = 0
+	exitDivergence  = 1   // a check failed: the implementations disagree (verify), a soak check failed
+	exitFailure     = 2   // usage or runtime error
+	exitSkipped     = 3   // no check failed, but one could not judge (soak: a run too short)
+	exitInterrupted = 130 // SIGINT or SIGTERM, after the partial run's reports were written (soak)
 )
 
 // exitError is how a command asks for an exit status other than exitFailure:

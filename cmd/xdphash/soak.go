@@ -33,7 +33,7 @@ type soakOptions struct {
 func newSoakCmd(root *rootOptions) *cobra.Command {
 	opts := soakOptions{cfg: soak.Config{
 		Duration: soak.DefaultDuration, Queues: soak.DefaultQueues, Workers: soak.DefaultWorkers,
-		Profile: soak.DefaultProfile, Consumer: soak.DefaultConsumer, Mode: pktgen.ModeXDP, RingSize: pipeline.DefaultRingSize,
+		Profile: soak.DefaultProfile, Consumer: soak.DefaultConsumer, RingSize: pipeline.DefaultRingSize,
 	}}
 	cmd := &cobra.Command{
 		Use:   "soak",
@@ -53,9 +53,15 @@ rings, --consumer), sends --profile from the peer end inside the namespace for
   memory      heap, Sys and goroutines stay flat after warm-up (within 10%)
 
 It prints each check with PASS or FAIL and writes run.json, report.txt,
-report.html and checks.json into --out. The namespace, the veth pair and the
-XDP program are removed on every exit, Ctrl-C included. Exit status 0 only
-when every check holds, 1 otherwise. Needs root.`,
+report.html and checks.json into --out (checked, and made, before anything
+runs). The namespace, the veth pair and the XDP program are removed on every
+exit, Ctrl-C included. A check that cannot judge (the memory check of a run
+too short to show a trend) says SKIP.
+
+Exit status: 0 when every check passed, 1 when one failed, 3 when none
+failed but one was skipped, 130 when interrupted (after writing the reports of
+the run so far), 2 for a usage or setup error. Needs root (CAP_SYS_ADMIN for
+the namespace, CAP_NET_ADMIN and CAP_BPF for the rest).`,
 		Example: `  sudo go run ./cmd/xdphash soak
   sudo xdphash soak --duration 10m --profile isp --consumer fq --out /tmp/soak
   sudo xdphash soak --ring-size 8 --duration 5s   # a tiny backlog: drops, counted`,
@@ -63,9 +69,6 @@ when every check holds, 1 otherwise. Needs root.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := opts.check(); err != nil {
 				return &usageError{cmd: cmd, err: err}
-			}
-			if !cmd.Flags().Changed("mode") {
-				opts.cfg.Mode = "" // xdp where the kernel has live frames, else afxdp
 			}
 			opts.cfg.Rate = opts.rate.pps
 			if opts.out == "" {
@@ -87,7 +90,7 @@ when every check holds, 1 otherwise. Needs root.`,
 	f.Var(&opts.rate, "rate", "generator frames per second over all threads (k, M, G suffixes), or max")
 	f.StringVar(&opts.cfg.Consumer, "consumer", opts.cfg.Consumer, "queueing discipline behind each worker: "+strings.Join(queues.ConsumerNames, ", "))
 	f.StringVar(&opts.out, "out", "", "directory for run.json, report.txt, report.html, checks.json (default ./xdphash-soak-<timestamp>)")
-	f.Var(newChoiceFlag(&opts.cfg.Mode, pktgen.Modes[:3]...), "mode", "generator mode (unset: xdp where the kernel has live frames, else afxdp)")
+	f.Var(newChoiceFlag(&opts.cfg.Mode, pktgen.Modes[:3]...), "mode", "generator mode: xdp, afxdp or packet (default: xdp where the kernel has live frames, else afxdp)")
 	f.IntVar(&opts.cfg.RingSize, "ring-size", opts.cfg.RingSize, "netdev_max_backlog of each receive queue -> worker ring")
 	f.IntVar(&opts.cfg.Threads, "threads", 0, "generator threads, one per CPU (default: one per queue, as far as there are CPUs)")
 	return cmd
@@ -123,11 +126,12 @@ func runSoak(cmd *cobra.Command, log *slog.Logger, o *soakOptions) error {
 	o.cfg.Progress = progress
 	res, err := soak.Run(ctx, o.cfg)
 	done()
+	interrupted := ctx.Err() != nil
 	if err != nil {
+		if interrupted {
+			return &exitError{code: exitInterrupted, err: fmt.Errorf("soak interrupted: %w", err)}
+		}
 		return err
-	}
-	if ctx.Err() != nil {
-		log.Warn("interrupted: the checks cover the run so far")
 	}
 	w := cmd.OutOrStdout()
 	writeSoakSummary(w, res)
@@ -136,14 +140,21 @@ func runSoak(cmd *cobra.Command, log *slog.Logger, o *soakOptions) error {
 	}
 	abs, _ := filepath.Abs(o.out)
 	fmt.Fprintf(w, "\nreport: %s (also run.json, report.txt, checks.json there)\n", filepath.Join(abs, soak.FileReportHTML))
-	failed := 0
-	for _, c := range res.Checks {
-		if !c.Pass {
-			failed++
-		}
-	}
-	if failed > 0 || !res.Passed() {
-		return &exitError{code: 1, err: fmt.Errorf("soak: %d of %d checks failed", failed, len(res.Checks))}
+	return soakExit(res, interrupted)
+}
+
+// soakExit is the soak's exit status: exitInterrupted after a signal (the
+// checks cover the run so far), exitDivergence when a check failed,
+// exitSkipped when none failed but one could not judge, exitOK otherwise.
+func soakExit(res *soak.Result, interrupted bool) error {
+	failed, skipped := res.Count()
+	switch {
+	case interrupted:
+		return &exitError{code: exitInterrupted, err: fmt.Errorf("soak interrupted: the checks cover the run so far (%d failed, %d skipped)", failed, skipped)}
+	case failed > 0:
+		return &exitError{code: exitDivergence, err: fmt.Errorf("soak: %d of %d checks failed", failed, len(res.Checks))}
+	case skipped > 0:
+		return &exitError{code: exitSkipped, err: fmt.Errorf("soak: no check failed, but %d of %d could not judge (hint: run longer)", skipped, len(res.Checks))}
 	}
 	return nil
 }
@@ -174,7 +185,7 @@ func soakProgress(w io.Writer, log *slog.Logger, d time.Duration) (func(soak.Pro
 		return func(p soak.Progress) {
 				pps, drops := rate(p)
 				prev = p
-				bar.Describe(fmt.Sprintf("soak %.2f Mpps, %d drops", pps/1e6, drops))
+				bar.Describe(fmt.Sprintf("soak: %.2f Mpps received, %d dropped", pps/1e6, drops))
 				_ = bar.Set64(int64(min(p.Elapsed, d) / time.Second))
 			}, func() {
 				_ = bar.Finish()
@@ -186,7 +197,7 @@ func soakProgress(w io.Writer, log *slog.Logger, d time.Duration) (func(soak.Pro
 			return
 		}
 		prev = p
-		log.Info("soak", "elapsed", p.Elapsed.Round(time.Second), "of", d, "mpps", fmt.Sprintf("%.3f", pps/1e6), "drops", drops)
+		log.Info("soak", "elapsed", p.Elapsed.Round(time.Second), "of", d, "received_mpps", fmt.Sprintf("%.3f", pps/1e6), "drops", drops)
 	}, func() {}
 }
 
@@ -200,11 +211,7 @@ func writeSoakSummary(w io.Writer, r *soak.Result) {
 	writeRunSummary(w, r.Stats)
 	fmt.Fprintln(w)
 	for _, c := range r.Checks {
-		verdict := "PASS"
-		if !c.Pass {
-			verdict = "FAIL"
-		}
-		fmt.Fprintf(w, "%s  %s\n", verdict, c.Name)
+		fmt.Fprintf(w, "%s  %s\n", c.Verdict(), c.Name)
 		for line := range strings.SplitSeq(c.Detail, "\n") {
 			fmt.Fprintf(w, "      %s\n", line)
 		}

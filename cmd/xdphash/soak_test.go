@@ -1,10 +1,13 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/xdphash/xdphash/soak"
 )
 
 // TestSoakUsage checks the flags that are refused before anything is set up.
@@ -52,5 +55,33 @@ func TestSoakOutChecked(t *testing.T) {
 	undo()
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("an output directory checked and left empty is still there: %v", err)
+	}
+}
+
+// TestSoakExit: the soak's exit status for each outcome.
+func TestSoakExit(t *testing.T) {
+	pass, fail, skip := soak.Check{Pass: true}, soak.Check{}, soak.Check{Skipped: true}
+	for _, tt := range []struct {
+		name        string
+		checks      []soak.Check
+		interrupted bool
+		want        int
+	}{
+		{"all pass", []soak.Check{pass, pass}, false, exitOK},
+		{"one fails", []soak.Check{pass, fail, skip}, false, exitDivergence},
+		{"one skipped", []soak.Check{pass, skip}, false, exitSkipped},
+		{"interrupted", []soak.Check{pass}, true, exitInterrupted},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := soakExit(&soak.Result{Checks: tt.checks}, tt.interrupted)
+			code := exitOK
+			var ee *exitError
+			if errors.As(err, &ee) {
+				code = ee.code
+			}
+			if code != tt.want {
+				t.Errorf("exit %d (%v), want %d", code, err, tt.want)
+			}
+		})
 	}
 }
