@@ -122,6 +122,10 @@ type EngineConfig struct {
 	// DefaultBatch.
 	Batch int
 
+	// QueueSpread says what put each frame on its receive queue, for the
+	// report (runstats.RunConfig.QueueSpread).
+	QueueSpread string
+
 	// Sampler, when set, copies 1 in N hashed frames with their hash and
 	// worker, for an offline check (see Sampler); nil samples nothing.
 	Sampler *Sampler
@@ -140,6 +144,7 @@ type Engine struct {
 	running atomic.Int32 // receive loops still running
 
 	info     source.Info
+	host     runstats.Host
 	ran      atomic.Bool
 	failOnce sync.Once
 	err      error
@@ -212,7 +217,9 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	if len(plan.WorkerCPUs) > 0 && len(plan.WorkerCPUs) != nw {
 		return nil, fmt.Errorf("create engine: %w: %d CPUs for %d workers (hint: give one CPU per worker)", ErrConfig, len(plan.WorkerCPUs), nw)
 	}
-	e := &Engine{cfg: cfg, plan: plan, steer: steer, clock: cfg.Clock, info: info}
+	e := &Engine{cfg: cfg, plan: plan, steer: steer, clock: cfg.Clock, info: info, host: runstats.Host{
+		Kernel: kernel.Release(), CPUModel: kernel.CPUModel(), CPUs: runtime.NumCPU(), Go: runtime.Version(),
+	}}
 	for w := range nw {
 		cpu := -1
 		if len(plan.WorkerCPUs) > 0 {
@@ -295,7 +302,7 @@ func (e *Engine) producersDone() bool { return e.running.Load() == 0 }
 // final report all read it. Safe to call from any goroutine, during and
 // after Run; the windows and the duration are the final report's (Run).
 func (e *Engine) Stats() *runstats.RunStats {
-	st := &runstats.RunStats{SchemaVersion: runstats.SchemaVersion, Config: e.runConfig()}
+	st := &runstats.RunStats{SchemaVersion: runstats.SchemaVersion, Config: e.runConfig(), Host: e.host}
 	if t := e.started.Load(); t != nil {
 		st.Started = *t
 	}
@@ -351,6 +358,7 @@ func (e *Engine) runConfig() runstats.RunConfig {
 		Replay:      e.info.Replay,
 		WindowNs:    int64(cfg.Window),
 		CPUPlan:     e.plan.String(),
+		QueueSpread: cfg.QueueSpread,
 	}
 	if cfg.Auto {
 		c.Gates = "auto"
@@ -413,10 +421,12 @@ func (e *Engine) windows(duration int64) ([]runstats.WindowReport, int64) {
 		wr.QueuePackets, wr.QueueBytes = make([]uint64, nq), make([]uint64, nq)
 		wr.WorkerPackets, wr.WorkerBytes = make([]uint64, nw), make([]uint64, nw)
 		wr.WorkerBacklog, wr.WorkerDrops = make([]int, nw), make([]uint64, nw)
+		wr.QueueKernelDrops = make([]uint64, nq)
 		for q, r := range e.recv {
 			cur, prev := r.win.at(k, win), r.win.at(k-1, win)
 			wr.QueuePackets[q] = cur.frames - prev.frames
 			wr.QueueBytes[q] = cur.bytes - prev.bytes
+			wr.QueueKernelDrops[q] = cur.kernelDrops - prev.kernelDrops
 			for w := range nw {
 				wr.WorkerDrops[w] += cur.drop(w) - prev.drop(w)
 			}

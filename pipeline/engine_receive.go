@@ -74,6 +74,7 @@ type recvCounters struct {
 // recvSnap is a receive loop's cumulative counters at a window's end.
 type recvSnap struct {
 	frames, bytes uint64
+	kernelDrops   uint64 // the source's, before the loop
 	drops         []uint64 // per worker, ring full and flow limit together
 }
 
@@ -287,7 +288,7 @@ func (r *receiver) closeWindows(t int64) {
 }
 
 func (r *receiver) snap() recvSnap {
-	s := recvSnap{frames: r.frames, bytes: r.bytes, drops: make([]uint64, len(r.out))}
+	s := recvSnap{frames: r.frames, bytes: r.bytes, kernelDrops: r.src.Stats().KernelDrops(), drops: make([]uint64, len(r.out))}
 	for w, o := range r.out {
 		s.drops[w] = o.full + o.limited
 	}

@@ -19,6 +19,7 @@ const SchemaVersion = 2
 type RunStats struct {
 	SchemaVersion int       `json:"schema_version"`
 	Started       time.Time `json:"started"`
+	Host          Host      `json:"host"`
 	DurationNs    int64     `json:"duration_ns"` // on the run's clock: wall time, or from 0 to the last arrival (Config.Clock "virtual")
 	Config        RunConfig `json:"config"`
 
@@ -51,6 +52,11 @@ type RunConfig struct {
 	Replay   string `json:"replay,omitempty"`   // how a file or synthetic source was paced: "max", "recorded" or a rate
 	WindowNs int64  `json:"window_ns"`          // length of each WindowReport
 	CPUPlan  string `json:"cpu_plan,omitempty"` // what the CPU plan chose and why
+	// QueueSpread says what put each frame on its receive queue: "device"
+	// (a NIC's RSS), "rss" (the model of it, for files and synthetic
+	// traffic over virtual queues), "sender" (a veth's sending thread: each
+	// generator thread sends on its own queue) or "" (one queue).
+	QueueSpread string `json:"queue_spread,omitempty"`
 }
 
 // QueueReport is one receive queue.
@@ -125,7 +131,10 @@ type WindowReport struct {
 	WorkerPackets []uint64 `json:"worker_packets"` // served by the worker's consumer
 	WorkerBytes   []uint64 `json:"worker_bytes"`
 	WorkerBacklog []int    `json:"worker_backlog"` // consumer queue depth at the window's end
-	WorkerDrops   []uint64 `json:"worker_drops"`   // every drop in the window, all stages
+	WorkerDrops   []uint64 `json:"worker_drops"`   // every drop after the receive loops in the window, by worker
+	// QueueKernelDrops are the kernel's drops before each receive loop in
+	// the window (AF_XDP ring full, ...): no worker had the frame yet.
+	QueueKernelDrops []uint64 `json:"queue_kernel_drops"`
 }
 
 // Accounting adds up: Received = Processed + the sum of Dropped, exactly.
@@ -138,4 +147,12 @@ type Accounting struct {
 	// Balanced is true when Received = Processed + the drops, and each
 	// consumer's counters account for every record its worker gave it.
 	Balanced bool `json:"balanced"`
+}
+
+// Host is the machine a run ran on.
+type Host struct {
+	Kernel   string `json:"kernel"`    // uname -r
+	CPUModel string `json:"cpu_model"` // /proc/cpuinfo's model name
+	CPUs     int    `json:"cpus"`      // CPUs the process may use (GOMAXPROCS's default)
+	Go       string `json:"go"`        // the Go release that built xdphash
 }

@@ -121,6 +121,7 @@ func Run(ctx context.Context, cfg Config) (_ *Result, err error) {
 		Steering: hash.SteerConfig{Workers: cfg.Workers, Key: key},
 		Flags:    dissect.DefaultFlags, Gates: dissect.AllGates,
 		RingSize: cfg.RingSize, Consumer: cfg.Consumer, Sampler: sampler, Plan: &plan,
+		QueueSpread: "sender", // each generator thread sends on its own veth queue
 	})
 	if err != nil {
 		return nil, err

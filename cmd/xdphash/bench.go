@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -39,7 +38,7 @@ its class that its fast path declines.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			rep := bench.Dissect(bench.Options{Rounds: rounds, PerTime: perTime})
 			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "machine: %s; %d CPUs; kernel %s; %s\n\n", cpuModel(), runtime.NumCPU(), kernel.Release(), runtime.Version())
+			fmt.Fprintf(out, "machine: %s; %d CPUs; kernel %s; %s\n\n", kernel.CPUModel(), runtime.NumCPU(), kernel.Release(), runtime.Version())
 			if err := bench.WriteTable(out, rep); err != nil {
 				return err
 			}
@@ -60,18 +59,4 @@ its class that its fast path declines.`,
 	dissectCmd.Flags().StringVar(&jsonOut, "json", "", "also write the results as JSON to this file")
 	cmd.AddCommand(dissectCmd)
 	return cmd
-}
-
-// cpuModel is the first "model name" of /proc/cpuinfo.
-func cpuModel() string {
-	b, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return runtime.GOARCH
-	}
-	for line := range strings.SplitSeq(string(b), "\n") {
-		if name, ok := strings.CutPrefix(line, "model name"); ok {
-			return strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(name), ":"))
-		}
-	}
-	return runtime.GOARCH
 }

@@ -426,6 +426,17 @@ func (o *runOptions) openSource(s *runSetup, log *slog.Logger) (source.Source, p
 	return src, plan, err
 }
 
+// queueSpread says what put the frames on their receive queues.
+func (o *runOptions) queueSpread(queues int) string {
+	switch {
+	case o.iface != "":
+		return "device"
+	case queues > 1:
+		return "rss"
+	}
+	return ""
+}
+
 // syntheticFrames is one cycle of the --synthetic profile's frames, with
 // --synthetic-flows applied, and the profile's name.
 func (o *runOptions) syntheticFrames() ([][]byte, string, error) {
@@ -478,6 +489,7 @@ func runRun(cmd *cobra.Command, log *slog.Logger, o *runOptions) (err error) {
 		RingSize: o.ringSize, FlowLimit: o.flowLimit,
 		Consumer: o.consumer, ConsumerConfig: o.consumerCfg, ServiceRate: s.rate,
 		Virtual: o.virtualClock, Window: o.window, Batch: o.batch, Plan: &plan,
+		QueueSpread: o.queueSpread(len(src.Queues())),
 	})
 	if err != nil {
 		return err
