@@ -358,7 +358,9 @@ func TestDissectorAllocations(t *testing.T) {
 }
 
 // FuzzFastSlow is the differential fuzzer of the contract: on arbitrary input,
-// every fast path that accepts must produce the slow path's keys and result.
+// every fast path that accepts must produce the slow path's keys and result,
+// and so must the Dissector for the frame received with each metadata VLAN
+// tag (corpus.MetadataTags).
 func FuzzFastSlow(f *testing.F) {
 	for s := range dissect.NumShapes {
 		f.Add(dissect.SampleFrame(s))
@@ -369,5 +371,8 @@ func FuzzFastSlow(f *testing.F) {
 	f.Add(nestedChain(dissect.MaxReDispatch, 1))
 	f.Fuzz(func(t *testing.T, frame []byte) {
 		checkContract(t, "fuzz", frame)
+		for _, mt := range metadataTags[1:] {
+			checkTaggedContract(t, "fuzz", frame, mt.tag)
+		}
 	})
 }
