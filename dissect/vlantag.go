@@ -35,7 +35,7 @@ func (t VLANTag) String() string {
 	if t.IsZero() {
 		return ""
 	}
-	return fmt.Sprintf("%#06x:%#06x", t.TPID, t.TCI)
+	return fmt.Sprintf("0x%04x:0x%04x", t.TPID, t.TCI)
 }
 
 // vlanTPIDNames are the names ParseVLANTag takes for the two TPIDs.

@@ -223,6 +223,9 @@ func TestParseVLANTag(t *testing.T) {
 			t.Errorf("ParseVLANTag(%q) = %v, %v; want %v, error %v", tc.in, got, err, tc.want, tc.wantErr)
 		}
 		if err == nil {
+			if s := got.String(); len(s) != len("0x8100:0x0064") {
+				t.Errorf("%v.String() = %q, want TPID:TCI as 0xhhhh:0xhhhh", got, s)
+			}
 			if back, err := dissect.ParseVLANTag(got.String()); err != nil || back != got {
 				t.Errorf("%q does not round-trip through %q: %v, %v", tc.in, got.String(), back, err)
 			}
