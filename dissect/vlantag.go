@@ -50,6 +50,10 @@ var vlanTPIDNames = map[string]uint16{
 // (priority << 13 | DEI << 12 | VLAN id). Other TPIDs are refused: devices
 // report only these two, and bpf_skb_vlan_push turns any other into 0x8100.
 func ParseVLANTag(s string) (VLANTag, error) {
+	const maxLen = len("802.1ad:0x") + 16 // room for a name and any zero padding a user may write
+	if len(s) > maxLen {
+		return VLANTag{}, fmt.Errorf("parse VLAN tag: %d characters, want TPID:TCI in at most %d", len(s), maxLen)
+	}
 	tpidStr, tciStr, ok := strings.Cut(s, ":")
 	if !ok {
 		return VLANTag{}, fmt.Errorf("parse VLAN tag %q: want TPID:TCI, e.g. 0x8100:100", s)
