@@ -52,11 +52,6 @@ type walkState struct {
 	numHdrs   int   // re-dispatches made
 	vlanLevel uint8 // tags seen: the first fills the VLAN key, the second is CVLAN (unused)
 	atIPProto bool  // start at the L4 dispatch on ipProto, nhoff past the IP header
-	// hwTag is the skb's metadata VLAN tag and skbProto its skb->protocol
-	// (DissectTagged); zero for an untagged frame, and always in a
-	// Dissector's resumeAt: the fast paths hand over untagged frames only.
-	hwTag    VLANTag
-	skbProto uint16
 }
 
 // resume runs Dissect's state machine from the top of a round in state st,
@@ -122,27 +117,20 @@ protoAgain:
 			}
 		}
 	case EtherTypeVLAN, EtherTypeQinQ:
-		tpid := proto
-		var tci uint16
-		if vlanLevel == 0 && !st.hwTag.IsZero() {
-			// The hw-tag branch: the first tag of the dissection is the
-			// skb's metadata tag; no byte is read and nhoff stays.
-			proto, tci = st.skbProto, st.hwTag.TCI
-		} else {
-			b, found := hdr(buf, nhoff, vlanHdrLen)
-			if !found {
-				v = verdictBad
-				break
-			}
-			h := vlanHeader(b)
-			proto, tci = h.EncapsulatedProto(), h.TCI()
-			nhoff += vlanHdrLen
+		b, found := hdr(buf, nhoff, vlanHdrLen)
+		if !found {
+			v = verdictBad
+			break
 		}
+		h := vlanHeader(b)
+		tpid := proto
+		proto = h.EncapsulatedProto()
+		nhoff += vlanHdrLen
 		// Only the first tag of the whole dissection is stored; the second would be
 		// the CVLAN key, which flow_keys_dissector does not use. The bit-fields are
 		// vlan_id:12, vlan_dei:1, vlan_priority:3, and DEI is never written.
 		if vlanLevel == 0 {
-			binary.LittleEndian.PutUint16(keys[OffVLANTCI:], tci&^vlanDEIBit)
+			binary.LittleEndian.PutUint16(keys[OffVLANTCI:], h.TCI()&^vlanDEIBit)
 			binary.BigEndian.PutUint16(keys[OffVLANTPID:], tpid)
 			binary.BigEndian.PutUint16(keys[OffVLANEthType:], proto)
 			vlanLevel = 1

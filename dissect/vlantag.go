@@ -85,13 +85,27 @@ func ParseVLANTag(s string) (VLANTag, error) {
 // becomes skb->protocol, nhoff stays); a tag still in the frame is the
 // second one (the CVLAN key, which flow_keys_dissector does not use). thoff
 // is relative to buf as received. The zero tag is Dissect.
+//
+// A tag whose TPID is neither 0x8100 nor 0x88a8 is in no skb (drivers and
+// bpf_skb_vlan_push set only these two): the dissection starts on the TPID,
+// as the kernel's would, but any VLAN header it meets later is read from the
+// frame.
 func DissectTagged(keys *FlowKeys, buf []byte, proto uint16, nhoff int, tag VLANTag, flags Flags) bool {
 	*keys = FlowKeys{}
-	st := walkState{proto: proto, nhoff: nhoff}
-	if !tag.IsZero() {
-		st.proto, st.hwTag, st.skbProto = tag.TPID, tag, proto
+	switch {
+	case tag.IsZero():
+		return resume(keys, buf, flags, &walkState{proto: proto, nhoff: nhoff})
+	case !isVLANType(tag.TPID):
+		return resume(keys, buf, flags, &walkState{proto: tag.TPID, nhoff: nhoff})
 	}
-	return resume(keys, buf, flags, &st)
+	// The first round, on the TPID, is the VLAN step's hw-tag branch: the
+	// VLAN key from the metadata, proto = skb->protocol, nhoff unchanged,
+	// one re-dispatch; the state machine goes on from there. Done here, it
+	// costs the untagged dissections nothing.
+	binary.LittleEndian.PutUint16(keys[OffVLANTCI:], tag.TCI&^vlanDEIBit)
+	binary.BigEndian.PutUint16(keys[OffVLANTPID:], tag.TPID)
+	binary.BigEndian.PutUint16(keys[OffVLANEthType:], proto)
+	return resume(keys, buf, flags, &walkState{proto: proto, nhoff: nhoff, numHdrs: 1, vlanLevel: 1})
 }
 
 // DissectFrameTagged is DissectFrame for a frame received with tag in its
@@ -102,7 +116,8 @@ func DissectFrameTagged(keys *FlowKeys, frame []byte, tag VLANTag, flags Flags) 
 }
 
 // DissectFrameTagged is the Dissector's DissectFrame for a frame received
-// with tag in its metadata; the zero tag is DissectFrame. A tagged frame is
+// with tag in its metadata; the zero tag is DissectFrame, at the price of one
+// call more (a loop that knows its frames are untagged calls DissectFrame). A tagged frame is
 // of the vlan class when no tag follows in the frame, and of the qinq class
 // otherwise. The vlan fast path covers the metadata tag in front of
 // Ethernet, IPv4 or IPv6 and TCP/UDP (an IPv6 flow-label stop too), the
@@ -112,6 +127,10 @@ func (d *Dissector) DissectFrameTagged(keys *FlowKeys, frame []byte, tag VLANTag
 	if tag.IsZero() {
 		return d.DissectFrame(keys, frame)
 	}
+	return d.dissectTagged(keys, frame, tag)
+}
+
+func (d *Dissector) dissectTagged(keys *FlowKeys, frame []byte, tag VLANTag) (bool, Path) {
 	if d.auto != nil {
 		d.auto.tick(d)
 	}
