@@ -44,7 +44,7 @@ is secret, so the values differ; the partition into flows must not.
 Frames come from the built-in corpus (every shape the dissector knows, families
 of single-field mutations and truncations), from --pcap, or with --count from N
 random mutations of the corpus's base frames (--seed), each compared with its
-base frame. Corpus frames are checked three times: as they are, and received
+base frame. Corpus frames and mutations are checked three times: as they are, and received
 with a VLAN tag in the skb's metadata (802.1Q, then 802.1AD), as a device that
 strips tags delivers them (the kernel's side: bpf_skb_vlan_push before the
 hash); all three share one partition, so a frame with a metadata tag must be
@@ -122,20 +122,25 @@ func runVerify(cmd *cobra.Command, log *slog.Logger, opts *verifyOptions, flow f
 		rng := rand.New(rand.NewPCG(opts.seed, opts.seed^0x9e3779b97f4a7c15))
 		bases := corpus.Bases()
 		var pairs [][2]verify.Sample
-		baseSamples := make([]verify.Sample, len(bases))
-		baseOK := make([]bool, len(bases))
+		baseSamples := make([][]verify.Sample, len(bases))
+		baseOK := make([][]bool, len(bases))
 		for i, b := range bases {
-			baseSamples[i], baseOK[i] = sample(b.Name, b.Data)
+			baseSamples[i], baseOK[i] = make([]verify.Sample, len(tags)), make([]bool, len(tags))
+			for ti, tag := range tags {
+				baseSamples[i][ti], baseOK[i][ti] = taggedSample(b.Name, b.Data, tag)
+			}
 		}
 		for i := range opts.count {
 			bi := rng.IntN(len(bases))
-			if !baseOK[bi] {
-				continue
-			}
 			m, mut := corpus.Mutate(rng, bases[bi].Data, nil)
-			s, ok := sample(fmt.Sprintf("%s/mutation%d(%v)", bases[bi].Family(), i, mut), m)
-			if ok {
-				pairs = append(pairs, [2]verify.Sample{baseSamples[bi], s})
+			for ti, tag := range tags {
+				if !baseOK[bi][ti] {
+					continue
+				}
+				s, ok := taggedSample(fmt.Sprintf("%s/mutation%d(%v)", bases[bi].Family(), i, mut), m, tag)
+				if ok {
+					pairs = append(pairs, [2]verify.Sample{baseSamples[bi][ti], s})
+				}
 			}
 		}
 		divs = verify.Pairs(pairs)
