@@ -232,22 +232,3 @@ func TestParseVLANTag(t *testing.T) {
 		}
 	}
 }
-
-func TestTaggedAllocations(t *testing.T) {
-	d := dissect.NewDissector(dissect.DefaultFlags, dissect.AllGates)
-	d.EnableAuto(dissect.AutoConfig{Window: 100})
-	tag := dissect.VLANTag{TPID: dissect.EtherTypeVLAN, TCI: 100}
-	frames := make([][]byte, dissect.NumShapes)
-	for s := range dissect.NumShapes {
-		frames[s] = dissect.SampleFrame(s)
-	}
-	var k dissect.FlowKeys
-	if n := testing.AllocsPerRun(1000, func() {
-		for _, f := range frames {
-			d.DissectFrameTagged(&k, f, tag)
-			dissect.DissectFrameTagged(&k, f, tag, dissect.DefaultFlags)
-		}
-	}); n != 0 {
-		t.Errorf("tagged dissection allocates %v times per round, want 0", n)
-	}
-}
