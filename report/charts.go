@@ -203,13 +203,27 @@ func sharesChart(m *Measures) (chart, error) {
 }
 
 // timelineChart plots one value per worker and window over time.
-func timelineChart(m *Measures, title, y string, value func(w *Window, worker int) (float64, bool)) (chart, error) {
+func timelineChart(m *Measures, title, y string, value func(w *Window, worker int) (float64, bool), extra *series) (chart, error) {
 	ch := chart{Title: title}
 	if len(m.Timeline) == 0 {
 		ch.Note = "the run has no windows"
 		return ch, nil
 	}
 	p := newPlot(title, "time (s)", y)
+	if extra != nil {
+		var xys plotter.XYs
+		for k := range m.Timeline {
+			w := &m.Timeline[k]
+			xys = append(xys, plotter.XY{X: float64(w.StartNs) / 1e9, Y: extra.value(w)})
+		}
+		l, err := plotter.NewLine(xys)
+		if err != nil {
+			return ch, fmt.Errorf("plot %s: %w", title, err)
+		}
+		l.Color, l.Width, l.Dashes = plotutil.Color(len(m.Consumers)), vg.Points(1.5), []vg.Length{vg.Points(4), vg.Points(2)}
+		p.Add(l)
+		p.Legend.Add(extra.label, l)
+	}
 	for wi := range m.Consumers {
 		var xys plotter.XYs
 		for k := range m.Timeline {
@@ -238,6 +252,12 @@ func timelineChart(m *Measures, title, y string, value func(w *Window, worker in
 	return ch, err
 }
 
+// series is one more line of a timeline chart.
+type series struct {
+	label string
+	value func(w *Window) float64
+}
+
 // charts draws every chart of the HTML page, in order.
 func charts(m *Measures) ([]chart, error) {
 	backlog := func(w *Window, i int) (float64, bool) {
@@ -258,10 +278,17 @@ func charts(m *Measures) ([]chart, error) {
 		func() (chart, error) { return imbalanceChart(m) },
 		func() (chart, error) { return sharesChart(m) },
 		func() (chart, error) {
-			return timelineChart(m, "Consumer queue depth at each window's end", "packets queued", backlog)
+			const title = "Consumer queue depth at each window's end"
+			if !anyBacklog(m) {
+				return chart{Title: title, Note: "Every consumer was empty at every window's end (so every sojourn time is 0): " +
+					"served at " + serviceRate(m) + ", a worker empties its consumer as it feeds it, and no queue forms. " +
+					"A --service-rate below the offered load models a CPU that falls behind."}, nil
+			}
+			return timelineChart(m, title, "packets queued", backlog, nil)
 		},
 		func() (chart, error) {
-			return timelineChart(m, "Drops per window, all stages", "packets dropped", drops)
+			kernel := &series{label: "kernel, before the receive loops", value: func(w *Window) float64 { return float64(w.KernelDrops) }}
+			return timelineChart(m, "Drops per window, all stages (by worker after the receive loops)", "packets dropped", drops, kernel)
 		},
 	}
 	out := make([]chart, 0, len(draw))
@@ -273,4 +300,24 @@ func charts(m *Measures) ([]chart, error) {
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// anyBacklog reports whether a consumer held a packet at a window's end.
+func anyBacklog(m *Measures) bool {
+	for _, w := range m.Timeline {
+		for _, b := range w.WorkerBacklog {
+			if b > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// serviceRate names the workers' service rate.
+func serviceRate(m *Measures) string {
+	if m.Run.ServiceRate == "" {
+		return "max"
+	}
+	return m.Run.ServiceRate
 }

@@ -15,20 +15,47 @@ import (
 // queue depth and drops over time) as inline SVG, and the tables of
 // WriteText. The page loads nothing from anywhere.
 func WriteHTML(w io.Writer, st *runstats.RunStats) error {
+	return WritePage(w, st, Page{})
+}
+
+// Page is what a report page shows beyond the run's statistics: the facts
+// and checks of the command that made the run (xdphash soak's generator and
+// checks).
+type Page struct {
+	Title  string   // "xdphash report" when empty
+	Facts  []string // lines under the title
+	Checks []Check
+}
+
+// Check is one verdict of the command that made the run.
+type Check struct {
+	Verdict string // PASS, FAIL or SKIP
+	Name    string
+	Detail  string
+}
+
+// WritePage writes the report of st with p's title, facts and checks.
+func WritePage(w io.Writer, st *runstats.RunStats, p Page) error {
 	m := Compute(st)
-	return m.WriteHTML(w)
+	return m.writeHTML(w, p)
 }
 
 // WriteHTML writes m as one self-contained HTML page.
-func (m *Measures) WriteHTML(w io.Writer) error {
+func (m *Measures) WriteHTML(w io.Writer) error { return m.writeHTML(w, Page{}) }
+
+func (m *Measures) writeHTML(w io.Writer, p Page) error {
 	cs, err := charts(m)
 	if err != nil {
 		return fmt.Errorf("write HTML report: %w", err)
 	}
+	if p.Title == "" {
+		p.Title = "xdphash report"
+	}
 	if err := page.Execute(w, struct {
 		M      *Measures
+		P      Page
 		Charts []chart
-	}{m, cs}); err != nil {
+	}{m, p, cs}); err != nil {
 		return fmt.Errorf("write HTML report: %w", err)
 	}
 	return nil
@@ -54,7 +81,7 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 <html lang="en">
 <head>
 <meta charset="utf-8">
-<title>xdphash report</title>
+<title>{{.P.Title}}</title>
 <style>
 body { font-family: sans-serif; margin: 2em; color: #222; background: #fff; }
 h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 1.5em; }
@@ -63,12 +90,21 @@ th, td { border: 1px solid #ccc; padding: 0.2em 0.6em; text-align: right; }
 th { background: #eef; }
 td.l { text-align: left; }
 p.verdict { background: #f6f6e8; border-left: 4px solid #cc9; padding: 0.4em 0.8em; }
+td.PASS { background: #dfd; } td.FAIL { background: #fdd; } td.SKIP { background: #ffd; }
+td.pre { text-align: left; white-space: pre-wrap; font-family: monospace; font-size: 0.9em; }
+p.note { font-size: 0.9em; color: #555; }
 figure { margin: 1em 0; } figcaption { font-weight: bold; }
 </style>
 </head>
 <body>
-<h1>xdphash report</h1>
-{{with .M.Run}}<p>Source <b>{{.Source}}</b>, hash <b>{{.Hash}}</b>, steering <b>{{.Steer}}</b>, consumer <b>{{.Consumer}}</b>, {{dur .DurationNs}}.</p>{{end}}
+<h1>{{.P.Title}}</h1>
+{{with .M.Run}}<p>Started {{.Started.Format "2006-01-02 15:04:05 MST"}}, ran {{dur .DurationNs}}{{with .Host}}{{if .Kernel}} on {{.CPUModel}} ({{.CPUs}} CPUs), Linux {{.Kernel}}, {{.Go}}{{end}}{{end}}.</p>
+<p>Source <b>{{.Source}}</b>, hash <b>{{.Hash}}</b>, steering <b>{{.Steer}}</b>, consumer <b>{{.Consumer}}</b>{{if .ServiceRate}} served at <b>{{.ServiceRate}}</b>{{end}}.</p>{{end}}
+{{range .P.Facts}}<p>{{.}}</p>
+{{end}}{{if .P.Checks}}<h2>Checks</h2>
+<table><tr><th>verdict</th><th>check</th><th>detail</th></tr>
+{{range .P.Checks}}<tr><td class="{{.Verdict}}">{{.Verdict}}</td><td class="l">{{.Name}}</td><td class="pre">{{.Detail}}</td></tr>
+{{end}}</table>{{end}}
 <p>{{.M.Flows}} flows; received {{.M.Received}}, processed {{.M.Processed}}, dropped {{sumDrops .M.Drops false}} after receive{{if not .M.Balanced}} (accounting does not balance){{end}}; {{sumDrops .M.Drops true}} dropped by the kernel before it.</p>
 <h2>Receive queues</h2>
 {{template "spread" .M.Queues}}
@@ -99,7 +135,8 @@ figure { margin: 1em 0; } figcaption { font-weight: bold; }
 {{range .M.Consumers}}{{if .Top}}<h2>Top flows of worker {{.Worker}}</h2>
 <table><tr><th>bytes</th><th>± bytes</th><th>packets</th><th>proto</th><th>source</th><th>destination</th><th>hash</th></tr>
 {{range .Top}}<tr><td>{{.Bytes}}</td><td>{{.ErrorBytes}}</td><td>{{.Packets}}</td><td>{{.Proto}}</td><td class="l">{{hostPort .Src .SPort}}</td><td class="l">{{hostPort .Dst .DPort}}</td><td>{{printf "%08x" .Hash}}</td></tr>
-{{end}}</table>{{end}}{{end}}
+{{end}}</table>
+<p class="note">± bytes: how much the heavy-hitter sketch (SpaceSaving) may overstate a flow's bytes; a flow's true bytes lie between bytes − (± bytes) and bytes.</p>{{end}}{{end}}
 {{if sum .M.Drops}}<h2>Drops</h2>
 <table><tr><th>stage/reason</th><th>packets</th></tr>
 {{range $k, $v := .M.Drops}}{{if $v}}<tr><td class="l">{{$k}}</td><td>{{$v}}</td></tr>

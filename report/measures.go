@@ -70,12 +70,15 @@ type Measures struct {
 
 // RunInfo is how the run was set up.
 type RunInfo struct {
-	Source     string    `json:"source"`
-	Hash       string    `json:"hash"`
-	Steer      string    `json:"steer"`
-	Consumer   string    `json:"consumer"`
-	Started    time.Time `json:"started"`
-	DurationNs int64     `json:"duration_ns"`
+	Source      string        `json:"source"`
+	Hash        string        `json:"hash"`
+	Steer       string        `json:"steer"`
+	Consumer    string        `json:"consumer"`
+	ServiceRate string        `json:"service_rate,omitempty"`
+	Started     time.Time     `json:"started"`
+	DurationNs  int64         `json:"duration_ns"`
+	Host        runstats.Host `json:"host"`
+	QueueSpread string        `json:"queue_spread,omitempty"`
 }
 
 // Spread is how a load is spread over N bins (queues or workers).
@@ -146,6 +149,9 @@ type Window struct {
 	WorkerPackets []uint64 `json:"worker_packets"`
 	WorkerBacklog []int    `json:"worker_backlog"`
 	WorkerDrops   []uint64 `json:"worker_drops"`
+	// KernelDrops is the kernel's drops before the receive loops, all
+	// queues together.
+	KernelDrops uint64 `json:"kernel_drops"`
 }
 
 // Read decodes run statistics written by `xdphash run --out`.
@@ -183,7 +189,8 @@ func Compute(st *runstats.RunStats) Measures {
 		RunSchemaVersion: st.SchemaVersion,
 		Run: RunInfo{
 			Source: st.Config.Source, Hash: st.Config.Hash, Steer: st.Config.Steer, Consumer: st.Config.Consumer,
-			Started: st.Started, DurationNs: st.DurationNs,
+			ServiceRate: st.Config.ServiceRate, Started: st.Started, DurationNs: st.DurationNs,
+			Host: st.Host, QueueSpread: st.Config.QueueSpread,
 		},
 		Drops:     map[string]uint64{},
 		Received:  st.Accounting.Received,
@@ -216,12 +223,20 @@ func Compute(st *runstats.RunStats) Measures {
 	m.Workers = spread(wp, wb, m.Flows)
 	m.WorkerFlows = spread(wf, nil, m.Flows)
 	m.Queues.Verdict = verdict(&m.Queues, nil, "queues")
+	if st.Config.QueueSpread == "sender" {
+		m.Queues.Verdict = fmt.Sprintf("the senders chose the queues (each generator thread sends on a queue of its own), not a hash: the load per queue (max/mean %.2f) is what each thread sent", m.Queues.MaxMean)
+	}
 	m.Workers.Verdict = verdict(&m.Workers, &m.WorkerFlows, "workers")
 	m.WorkerFlows.Verdict = verdict(&m.WorkerFlows, nil, "workers")
 	for _, w := range st.Windows {
+		var kernel uint64
+		for _, n := range w.QueueKernelDrops {
+			kernel += n
+		}
 		m.Timeline = append(m.Timeline, Window{
 			StartNs: w.StartNs, QueuePackets: w.QueuePackets,
 			WorkerPackets: w.WorkerPackets, WorkerBacklog: w.WorkerBacklog, WorkerDrops: w.WorkerDrops,
+			KernelDrops: kernel,
 		})
 	}
 	return m

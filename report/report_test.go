@@ -319,3 +319,48 @@ func TestReachableSlots(t *testing.T) {
 		t.Errorf("notes %q, want one on the shared hash bits", m.Notes)
 	}
 }
+
+// TestWritePage checks what a page says beyond the statistics: the machine
+// line, the command's facts and checks, the kernel's drops on the drops
+// chart, why the depth chart is empty at "max", what ± bytes means, and a
+// queue verdict that blames the senders, not a hash, when they chose.
+func TestWritePage(t *testing.T) {
+	st := simulatedRun(t, 300, 2, 4, time.Second)
+	st.Host = runstats.Host{Kernel: "6.18.0-test", CPUModel: "Test CPU", CPUs: 2, Go: "go1.26"}
+	st.Config.QueueSpread = "sender"
+	st.Config.ServiceRate = "max"
+	for k := range st.Windows {
+		st.Windows[k].QueueKernelDrops = make([]uint64, len(st.Queues))
+		st.Windows[k].QueueKernelDrops[0] = 7
+		for w := range st.Windows[k].WorkerBacklog {
+			st.Windows[k].WorkerBacklog[w] = 0
+		}
+	}
+	var b strings.Builder
+	err := WritePage(&b, st, Page{
+		Title:  "xdphash soak",
+		Facts:  []string{"Generator: profile datacenter"},
+		Checks: []Check{{Verdict: "PASS", Name: "accounting", Detail: "ok"}, {Verdict: "SKIP", Name: "memory", Detail: "too few"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for _, want := range []string{
+		"<title>xdphash soak</title>",
+		"on Test CPU (2 CPUs), Linux 6.18.0-test, go1.26",
+		"Generator: profile datacenter",
+		`<td class="SKIP">SKIP</td><td class="l">memory</td>`,
+		"kernel, before the receive loops",
+		"Every consumer was empty at every window&#39;s end",
+		"± bytes: how much the heavy-hitter sketch",
+		"the senders chose the queues",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	if strings.Contains(page, "non-uniform hash") {
+		t.Error("the page blames the hash for the queues the senders chose")
+	}
+}

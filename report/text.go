@@ -83,6 +83,7 @@ func (m *Measures) WriteText(w io.Writer) error {
 				hostPort(f.Src, f.SPort), hostPort(f.Dst, f.DPort), f.Hash)
 		}
 		ew.flush(tw)
+		ew.printf("(±bytes: how much the heavy-hitter sketch may overstate a flow's bytes)\n")
 	}
 
 	for _, n := range m.Notes {

@@ -53,7 +53,7 @@ func (r *Result) WriteFiles(dir string) error {
 		if err := add(FileReportText, func(b *bytes.Buffer) error { return report.WriteText(b, r.Stats) }); err != nil {
 			return err
 		}
-		if err := add(FileReportHTML, func(b *bytes.Buffer) error { return report.WriteHTML(b, r.Stats) }); err != nil {
+		if err := add(FileReportHTML, func(b *bytes.Buffer) error { return report.WritePage(b, r.Stats, r.page()) }); err != nil {
 			return err
 		}
 	}
@@ -69,4 +69,19 @@ func (r *Result) WriteFiles(dir string) error {
 		}
 	}
 	return nil
+}
+
+// page is what the HTML report shows of the soak beyond the run: the
+// generator and every check.
+func (r *Result) page() report.Page {
+	g := r.Generator
+	p := report.Page{
+		Title: "xdphash soak",
+		Facts: []string{fmt.Sprintf("Generator: profile %s, mode %s, %d threads: %d frames in %.3f s, %.3f Mpps, %.3f Gbit/s.",
+			g.Profile, g.Mode, len(g.Threads), g.Frames, g.Elapsed.Seconds(), g.PPS()/1e6, g.BitsPerSecond()/1e9)},
+	}
+	for _, c := range r.Checks {
+		p.Checks = append(p.Checks, report.Check{Verdict: c.Verdict(), Name: c.Name, Detail: c.Detail})
+	}
+	return p
 }
