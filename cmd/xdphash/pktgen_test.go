@@ -16,7 +16,8 @@ import (
 // traffic (kernel.PrepareReceiver), and removes it when the test ends.
 func newPktgenLab(tb testing.TB) *vethlab.Lab {
 	tb.Helper()
-	lab := vethlab.ForTest(tb, vethlab.Config{Queues: 2})
+	// Named: xdphash pktgen finds the namespace by name (--netns).
+	lab := vethlab.ForTest(tb, vethlab.Config{Queues: 2, Named: true})
 	if err := kernel.PrepareReceiver(lab.Host); err != nil {
 		tb.Fatal(err)
 	}
