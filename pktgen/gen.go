@@ -151,6 +151,18 @@ func (cfg Config) withDefaults() (Config, error) {
 	return cfg, nil
 }
 
+// Check checks cfg before there is a schedule to send: its values, that its
+// interface exists (in its namespace), and that there are CPUs for its
+// threads. Building a large profile's schedule takes seconds and gigabytes:
+// a caller checks first, so that a mistyped interface costs neither.
+func Check(cfg Config) error {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return err
+	}
+	return checkTarget(cfg)
+}
+
 // Run sends the schedule's frames as cfg says, from cfg.Threads threads, and
 // reports what it sent. Each thread sends a contiguous part of the cycle:
 // with Count a multiple of the cycle, the frames sent are exactly the cycle's

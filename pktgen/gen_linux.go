@@ -40,6 +40,28 @@ const (
 	burstOther = 10 * time.Millisecond
 )
 
+// checkTarget checks that cfg's interface exists in its namespace and that
+// there are CPUs for its threads.
+func checkTarget(cfg Config) error {
+	err := cfg.enter()(func() error { _, err := kernel.LinkByName(cfg.Iface); return err })
+	if err != nil {
+		return fmt.Errorf("check generator: %w", err)
+	}
+	if cfg.Mode == ModeKernel {
+		return nil
+	}
+	cpus := cfg.CPUs
+	if cpus == nil {
+		if cpus, err = kernel.AllowedCPUs(); err != nil {
+			return fmt.Errorf("check generator: %w", err)
+		}
+	}
+	if cfg.Threads > len(cpus) {
+		return fmt.Errorf("check generator: %d threads but %d CPUs to pin them to (%v): one thread per CPU", cfg.Threads, len(cpus), cpus)
+	}
+	return nil
+}
+
 // runThreads runs the xdp, afxdp and packet modes.
 func runThreads(ctx context.Context, s *Schedule, cfg Config) (Report, error) {
 	enter := cfg.enter()
