@@ -5,7 +5,25 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/xdphash/xdphash/internal/vethlab"
 )
+
+// withXDPSender runs fn with a sender of gen on the lab's Peer end, from a
+// thread pinned to CPU 0, and closes the sender after it.
+func withXDPSender(lab *vethlab.Lab, gen *XDPGen, fn func(s *XDPSender) error) error {
+	return lab.InPeer(func() error {
+		if err := SetAffinity(0); err != nil {
+			return err
+		}
+		s, err := gen.NewSender(lab.PeerIndex, 0, 0, 0)
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		return fn(s)
+	})
+}
 
 // TestXDPPaceGate drives the generator program's pacing gate with the due
 // time far from the clock either way, so that what it does is decided
@@ -19,15 +37,7 @@ func TestXDPPaceGate(t *testing.T) {
 	ft, _ := testTable(lab.HostMAC, []int{64}, []uint32{0})
 	gen := newXDPGen(t, ft)
 	before := hostRxPackets(t, lab)
-	err := lab.InPeer(func() error {
-		if err := SetAffinity(0); err != nil {
-			return err
-		}
-		s, err := gen.NewSender(lab.PeerIndex, 0, 0, 0)
-		if err != nil {
-			return err
-		}
-		defer s.Close()
+	err := withXDPSender(lab, gen, func(s *XDPSender) error {
 		run := func(repeat uint32) uint64 {
 			t.Helper()
 			at := s.pos
@@ -105,15 +115,7 @@ func TestXDPSendPaced(t *testing.T) {
 	gen := newXDPGen(t, ft)
 	before := hostRxPackets(t, lab)
 	const n = 500
-	err := lab.InPeer(func() error {
-		if err := SetAffinity(0); err != nil {
-			return err
-		}
-		s, err := gen.NewSender(lab.PeerIndex, 0, 0, 0)
-		if err != nil {
-			return err
-		}
-		defer s.Close()
+	err := withXDPSender(lab, gen, func(s *XDPSender) error {
 		if err := s.Pace(50000); err != nil {
 			return err
 		}
