@@ -21,7 +21,7 @@ const labChildEnv = "XDPHASH_E2E_LAB_CHILD"
 // the signal.
 func TestNewLabInterrupted(t *testing.T) {
 	if os.Getenv(labChildEnv) != "" {
-		lab := NewLab(t, vethlab.Config{Queues: 1})
+		lab := NewLab(t, vethlab.Config{Queues: 1, Named: true})
 		os.Stdout.WriteString(strings.Join([]string{lab.Host, lab.Peer, lab.NSName}, " ") + "\n")
 		time.Sleep(time.Minute)
 		t.Fatal("not interrupted in a minute")

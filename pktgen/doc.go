@@ -53,8 +53,11 @@
 //     silently. A run of more than one frame costs a fixed 24 ms (measured on
 //     Linux 6.18: the test run swaps the program into the XDP dispatcher and
 //     out again), so runs are long, a count or duration ends them by
-//     signalling the thread, and a rate is kept in 100 ms bursts.
-//   - afxdp: AF_XDP transmit in copy mode (no XDP program needed).
+//     signalling the thread, and a rate is kept by the program itself, frame
+//     by frame (kernel.XDPSender.Pace): short runs could only send bursts,
+//     and bursts overrun a receiver that keeps up with the rate.
+//   - afxdp: AF_XDP transmit in copy mode (no XDP program needed). It and
+//     packet keep a rate in batches of 50 µs's worth of frames.
 //   - packet: AF_PACKET with sendmmsg and PACKET_QDISC_BYPASS.
 //   - kernel: the kernel's pktgen module through /proc/net/pktgen, when the
 //     kernel has it: IPv4/UDP with the profile's flows and frame lengths only.

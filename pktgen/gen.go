@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/xdphash/xdphash/internal/kernel"
 )
 
 // Mode is how frames are sent.
@@ -151,6 +153,18 @@ func (cfg Config) withDefaults() (Config, error) {
 	return cfg, nil
 }
 
+// Check checks cfg before there is a schedule to send: its values, that its
+// interface exists (in its namespace), and that there are CPUs for its
+// threads. Building a large profile's schedule takes seconds and gigabytes:
+// a caller checks first, so that a mistyped interface costs neither.
+func Check(cfg Config) error {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return err
+	}
+	return checkTarget(cfg)
+}
+
 // Run sends the schedule's frames as cfg says, from cfg.Threads threads, and
 // reports what it sent. Each thread sends a contiguous part of the cycle:
 // with Count a multiple of the cycle, the frames sent are exactly the cycle's
@@ -211,32 +225,93 @@ type sender interface {
 	Close() error
 }
 
+// pacePeriod is how often a sender paced in user space sends the frames
+// due. After a stall (the thread preempted) it catches up by at most
+// kernel.PaceSlack's worth of frames, as the XDP sender does, and moves the
+// rest of its schedule later.
+const pacePeriod = 50 * time.Microsecond
+
+// selfPacer is a sender that keeps a rate itself, frame by frame (the XDP
+// sender, whose runs cost too much to start for short bursts).
+type selfPacer interface {
+	Pace(pps float64) error
+}
+
+// clock is the time pacedSend reads and waits on: the wall clock in a run, a
+// fake one in tests.
+type clock interface {
+	now() time.Duration // since an arbitrary origin
+	// sleepUntil waits until now() reaches t; false when stop closed first.
+	sleepUntil(t time.Duration, stop <-chan struct{}) bool
+}
+
+// wallClock is the clock of a run; it reuses one timer.
+type wallClock struct {
+	start time.Time
+	timer *time.Timer
+}
+
+func newWallClock() *wallClock { return &wallClock{start: time.Now()} }
+
+func (c *wallClock) now() time.Duration { return time.Since(c.start) }
+
+func (c *wallClock) sleepUntil(t time.Duration, stop <-chan struct{}) bool {
+	d := t - c.now()
+	if d <= 0 {
+		return true
+	}
+	if c.timer == nil {
+		c.timer = time.NewTimer(d)
+	} else {
+		c.timer.Reset(d)
+	}
+	select {
+	case <-c.timer.C:
+		return true
+	case <-stop:
+		c.timer.Stop()
+		return false
+	}
+}
+
 // pacedSend sends quota frames with snd (unbounded: until stopped), at pps
-// frames per second when pps > 0, in bursts of period: after each burst it
-// sleeps until the time its frames are due. stop ends the sleeps.
-func pacedSend(snd sender, quota uint64, pps float64, period time.Duration, stop <-chan struct{}) (uint64, error) {
+// frames per second when pps > 0. A selfPacer paces itself; other senders
+// get the frames due every pacePeriod on clk, frame k due k/pps after the
+// start. stop ends the waits.
+func pacedSend(snd sender, quota uint64, pps float64, clk clock, stop <-chan struct{}) (uint64, error) {
 	if pps == 0 || quota == 0 {
 		return snd.Send(quota)
 	}
-	burst := max(1, uint64(pps*period.Seconds()))
-	start := time.Now()
+	// Rates below kernel.MinPacedRate are paced here, a frame at a time.
+	if p, ok := snd.(selfPacer); ok && pps >= kernel.MinPacedRate {
+		if err := p.Pace(pps); err != nil {
+			return 0, err
+		}
+		return snd.Send(quota)
+	}
+	per := float64(time.Second) / pps // between frames
+	batch := max(1, uint64(pps*pacePeriod.Seconds()))
+	burst := max(batch, uint64(pps*kernel.PaceSlack.Seconds()))
+	start := clk.now()
 	var sent uint64
 	for sent < quota {
-		n := min(burst, quota-sent)
-		m, err := snd.Send(n)
-		sent += m
-		if err != nil || m < n {
-			return sent, err // an error, or stopped
+		due := uint64(float64(clk.now()-start)/per) + 1 // frames 0 to due-1
+		if due > sent+burst {
+			// A stall: send the slack's worth, the schedule moves later.
+			start += time.Duration(float64(due-sent-burst) * per)
+			due = sent + burst
 		}
-		due := start.Add(time.Duration(float64(sent) / pps * float64(time.Second)))
-		if wait := time.Until(due); wait > 0 {
-			t := time.NewTimer(wait)
-			select {
-			case <-t.C:
-			case <-stop:
-				t.Stop()
-				return sent, nil
+		if due > sent {
+			n := min(due, quota) - sent
+			m, err := snd.Send(n)
+			sent += m
+			if err != nil || m < n {
+				return sent, err // an error, or stopped
 			}
+			continue
+		}
+		if !clk.sleepUntil(start+time.Duration(float64(sent+batch-1)*per), stop) {
+			return sent, nil
 		}
 	}
 	return sent, nil

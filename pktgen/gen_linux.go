@@ -33,12 +33,27 @@ func defaultMode() (Mode, string, error) {
 	}
 }
 
-// Pacing bursts: an XDP run of more than one frame costs 24 ms in the kernel
-// (see the package documentation), so xdp paces in longer bursts.
-const (
-	burstXDP   = 100 * time.Millisecond
-	burstOther = 10 * time.Millisecond
-)
+// checkTarget checks that cfg's interface exists in its namespace and that
+// there are CPUs for its threads.
+func checkTarget(cfg Config) error {
+	err := cfg.enter()(func() error { _, err := kernel.LinkByName(cfg.Iface); return err })
+	if err != nil {
+		return fmt.Errorf("check generator: %w", err)
+	}
+	if cfg.Mode == ModeKernel {
+		return nil
+	}
+	cpus := cfg.CPUs
+	if cpus == nil {
+		if cpus, err = kernel.AllowedCPUs(); err != nil {
+			return fmt.Errorf("check generator: %w", err)
+		}
+	}
+	if cfg.Threads > len(cpus) {
+		return fmt.Errorf("check generator: %d threads but %d CPUs to pin them to (%v): one thread per CPU", cfg.Threads, len(cpus), cpus)
+	}
+	return nil
+}
 
 // runThreads runs the xdp, afxdp and packet modes.
 func runThreads(ctx context.Context, s *Schedule, cfg Config) (Report, error) {
@@ -59,7 +74,6 @@ func runThreads(ctx context.Context, s *Schedule, cfg Config) (Report, error) {
 	}
 
 	var open func(thread, cpu int, start uint64) (sender, int, error)
-	period := burstOther
 	switch cfg.Mode {
 	case ModeXDP:
 		gen, err := kernel.NewXDPGen(&s.table)
@@ -67,7 +81,6 @@ func runThreads(ctx context.Context, s *Schedule, cfg Config) (Report, error) {
 			return Report{}, fmt.Errorf("run generator: %w", err)
 		}
 		defer gen.Close()
-		period = burstXDP
 		open = func(_, cpu int, start uint64) (sender, int, error) {
 			q := cpu % max(1, before.RxQueues)
 			snd, err := gen.NewSender(before.Index, q, start, cfg.Batch)
@@ -117,7 +130,7 @@ func runThreads(ctx context.Context, s *Schedule, cfg Config) (Report, error) {
 				case <-abort:
 					return nil
 				}
-				n, err := pacedSend(snd, quota[j], pps, period, stop)
+				n, err := pacedSend(snd, quota[j], pps, newWallClock(), stop)
 				threads[j].Elapsed = time.Since(t0)
 				threads[j].Frames, threads[j].Bytes = n, s.Bytes(start[j], n)
 				if err != nil {
@@ -194,6 +207,10 @@ func runThreads(ctx context.Context, s *Schedule, cfg Config) (Report, error) {
 		r.LinkValid = true
 		r.LinkTxPackets, r.LinkTxDropped = after.TxPackets-before.TxPackets, after.TxDropped-before.TxDropped
 		r.Warnings = linkWarnings(r, before.Kind)
+	}
+	if cfg.Rate > 0 && r.Frames > 1 && r.PPS() < 0.95*cfg.Rate {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("sent %.0f frames per second of the %.0f asked: the sending CPUs were too busy to keep the rate (frames due during a stall are skipped beyond a catch-up of %v)",
+			r.PPS(), cfg.Rate, kernel.PaceSlack))
 	}
 	return r, nil
 }

@@ -258,7 +258,7 @@ func TestRunKernelPktgen(t *testing.T) {
 
 // TestReceiverMAC finds the Host end's MAC from Peer.
 func TestReceiverMAC(t *testing.T) {
-	lab := newLab(t)
+	lab := vethlab.ForTest(t, vethlab.Config{Queues: 1, Named: true}) // ReceiverMAC takes a name
 	mac, err := ReceiverMAC(lab.Peer, lab.NSName, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,11 @@ import (
 // defaultMode is ModeXDP, which fails off Linux like every mode.
 func defaultMode() (Mode, string, error) { return ModeXDP, "", nil }
 
+// checkTarget fails: the senders need Linux.
+func checkTarget(Config) error {
+	return fmt.Errorf("check generator: %w: needs Linux", ErrModeUnavailable)
+}
+
 // runThreads fails: the senders need Linux.
 func runThreads(context.Context, *Schedule, Config) (Report, error) {
 	return Report{}, fmt.Errorf("run generator: %w: needs Linux", ErrModeUnavailable)

@@ -219,8 +219,11 @@ func (p *Profile) Validate() error {
 	if p.Flows < len(p.Mix) || p.Flows > MaxFlows {
 		return bad("flows: %d, want %d (one per shape) to %d", p.Flows, len(p.Mix), MaxFlows)
 	}
-	if c := p.cycle(); c < len(p.Mix) || c > MaxCycle {
-		return bad("cycle: %d frames, want %d (one per shape) to %d", c, len(p.Mix), MaxCycle)
+	if c := p.cycle(); p.Cycle < 0 || c < len(p.Mix) || c > MaxCycle {
+		if p.Cycle < 0 {
+			c = p.Cycle
+		}
+		return bad("cycle: %d frames, want %d (one per shape) to %d, or 0 for the default", c, len(p.Mix), MaxCycle)
 	}
 	switch fs := p.FlowSizes; fs.Dist {
 	case Uniform:

@@ -141,6 +141,9 @@ func TestParseProfileErrors(t *testing.T) {
 		{"too few flows", "flows: 1\nmix: {ipv4/tcp: 1, ipv6/tcp: 1}\n", "flows: 1, want 2 (one per shape)"},
 		{"too many flows", "flows: 99999999\nmix: {ipv4/tcp: 1}\n", "flows: 99999999, want 1 (one per shape) to"},
 		{"cycle too long", "flows: 8\ncycle: 99999999\nmix: {ipv4/tcp: 1}\n", "cycle: 99999999 frames"},
+		{"cycle negative", "flows: 8\ncycle: -1\nmix: {ipv4/tcp: 1}\n", "cycle: -1 frames, want 1 (one per shape) to"},
+		{"second document", "flows: 8\nmix: {ipv4/tcp: 1}\n---\nflows: 9\n", "line 3: a second YAML document"},
+		{"second empty document", "flows: 8\nmix: {ipv4/tcp: 1}\n---\n", "a second YAML document"},
 		{"unknown distribution", "flows: 8\nmix: {ipv4/tcp: 1}\nflow_sizes: pareto\n", `line 3: flow_sizes: unknown distribution "pareto"`},
 		{"zipf without exponent", "flows: 8\nmix: {ipv4/tcp: 1}\nflow_sizes: {dist: zipf}\n", "zipf exponent 0, want a number > 0"},
 		{"elephants share 1", "flows: 8\nmix: {ipv4/tcp: 1}\nflow_sizes: {dist: elephants, flows: 0.1, share: 1}\n", "want both strictly between 0 and 1"},
@@ -186,5 +189,14 @@ func TestLoadProfile(t *testing.T) {
 	}
 	if _, err := LoadProfile(filepath.Join(t.TempDir(), "missing.yaml")); err == nil || !strings.Contains(err.Error(), "no such file") {
 		t.Errorf("LoadProfile(missing file) = %v, want a not-found error", err)
+	}
+}
+
+// TestLoadProfileEndless loads a file that never ends: the loader stops at
+// MaxProfileBytes with an error instead of reading until memory runs out.
+func TestLoadProfileEndless(t *testing.T) {
+	_, err := LoadProfile("/dev/zero")
+	if !errors.Is(err, ErrInvalidProfile) || !strings.Contains(err.Error(), "larger than") {
+		t.Errorf("LoadProfile(/dev/zero) = %v, want a size error", err)
 	}
 }

@@ -164,18 +164,21 @@ func NewSchedule(p Profile, macs MACs) (*Schedule, error) {
 
 // largestRemainder splits total into integers proportional to weights that
 // add up to total: each gets the floor of its quota, and the units left over
-// go to the largest fractional parts (the first of equal ones).
+// go to the largest fractional parts (the first of equal ones). Weights are
+// finite and > 0; they are scaled by the largest first, so that their sum
+// stays finite however large each is.
 func largestRemainder(total int, weights []float64) []int {
+	top := slices.Max(weights)
 	var sum float64
 	for _, w := range weights {
-		sum += w
+		sum += w / top
 	}
 	out := make([]int, len(weights))
 	frac := make([]float64, len(weights))
 	left := total
 	for i, w := range weights {
-		q := float64(total) * w / sum
-		out[i] = int(q)
+		q := float64(total) * min(1, w/top/sum)
+		out[i] = min(int(q), left)
 		frac[i] = q - float64(out[i])
 		left -= out[i]
 	}

@@ -322,6 +322,46 @@ func TestSplit(t *testing.T) {
 	}
 }
 
+// TestScheduleHugeWeights builds schedules whose weights are each finite but
+// whose sum overflows a float64: the shares are those of the weights'
+// ratios.
+func TestScheduleHugeWeights(t *testing.T) {
+	for _, tt := range []struct {
+		name, yaml string
+	}{
+		{"one mix weight", "flows: 8\ncycle: 64\nmix: {ipv4/tcp: 1e308}\n"},
+		{"mix sum overflows", "flows: 8\ncycle: 64\nmix: {ipv4/tcp: 1e308, ipv6/udp: 1e308}\n"},
+		{"frame sizes sum overflows", "flows: 8\ncycle: 64\nmix: {ipv4/tcp: 1}\nframe_sizes: {64: 1e308, 128: 1e308}\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := ParseProfile([]byte(tt.yaml), tt.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := newSchedule(t, p)
+			if s.Len() != 64 {
+				t.Errorf("cycle of %d frames, want 64", s.Len())
+			}
+			for _, sc := range s.Mix() {
+				if want := 64 / len(p.Mix); sc.Frames != want {
+					t.Errorf("shape %s: %d frames, want %d", sc.Shape, sc.Frames, want)
+				}
+			}
+			if len(p.FrameSizes.Sizes) == 2 {
+				var short int
+				for _, f := range s.Frames() {
+					if len(f) == 64 {
+						short++
+					}
+				}
+				if short != 32 {
+					t.Errorf("%d frames of 64 bytes, want 32 of 64", short)
+				}
+			}
+		})
+	}
+}
+
 func TestNewScheduleErrors(t *testing.T) {
 	p := Profile{Name: "x", Flows: 2, Cycle: 10, Mix: mix("ipv4/tcp", 1000, "ipv6/tcp", 1), FrameSizes: FixedSize(64)}
 	if _, err := NewSchedule(p, MACs{Dst: testDst}); err == nil || !strings.Contains(err.Error(), "gives shape ipv6/tcp no frame") {

@@ -46,6 +46,10 @@ func ParseProfile(data []byte, name string) (Profile, error) {
 		}
 		return Profile{}, fmt.Errorf("parse profile %s: %w: %s", name, ErrInvalidProfile, strings.TrimPrefix(err.Error(), "yaml: "))
 	}
+	var next yaml.Node
+	if err := dec.Decode(&next); !errors.Is(err, io.EOF) {
+		return Profile{}, fmt.Errorf("parse profile %s: %w: line %d: a second YAML document (after ---); a profile file holds one", name, ErrInvalidProfile, next.Line)
+	}
 	if f.Name != "" {
 		name = f.Name
 	}
@@ -176,19 +180,32 @@ func parseFrameSizes(n *yaml.Node, bad nodeError) (FrameSizes, error) {
 	return FrameSizes{}, bad(n, "frame_sizes: want imix, a length, MIN-MAX or a mapping of lengths to weights")
 }
 
+// MaxProfileBytes bounds a profile file: a profile is a few lines, and a
+// path such as /dev/zero must not be read until memory runs out.
+const MaxProfileBytes = 1 << 20
+
 // LoadProfile returns the built-in profile nameOrPath or, when no built-in
-// has that name, the profile in the file at that path.
+// has that name, the profile in the file at that path (at most
+// MaxProfileBytes).
 func LoadProfile(nameOrPath string) (Profile, error) {
 	if b, ok := builtins[nameOrPath]; ok {
 		return b(), nil
 	}
-	data, err := os.ReadFile(nameOrPath)
+	f, err := os.Open(nameOrPath)
 	if errors.Is(err, os.ErrNotExist) && !strings.ContainsAny(nameOrPath, "/.") {
 		_, err := Builtin(nameOrPath)
 		return Profile{}, err
 	}
 	if err != nil {
 		return Profile{}, fmt.Errorf("load profile: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxProfileBytes+1))
+	if err != nil {
+		return Profile{}, fmt.Errorf("load profile %s: %w", nameOrPath, err)
+	}
+	if len(data) > MaxProfileBytes {
+		return Profile{}, fmt.Errorf("load profile %s: %w: larger than %d bytes (a profile is a few lines of YAML)", nameOrPath, ErrInvalidProfile, MaxProfileBytes)
 	}
 	return ParseProfile(data, nameOrPath)
 }

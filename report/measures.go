@@ -154,14 +154,22 @@ type Window struct {
 	KernelDrops uint64 `json:"kernel_drops"`
 }
 
-// Read decodes run statistics written by `xdphash run --out`.
+// Read decodes run statistics written by `xdphash run --out`, at most
+// MaxRunBytes of them, and checks that they hold together (see check).
 func Read(r io.Reader) (*runstats.RunStats, error) {
 	var st runstats.RunStats
-	if err := json.NewDecoder(r).Decode(&st); err != nil {
-		return nil, fmt.Errorf("read run statistics: %w", err)
+	dec := json.NewDecoder(io.LimitReader(r, MaxRunBytes+1))
+	if err := dec.Decode(&st); err != nil {
+		return nil, fmt.Errorf("read run statistics: %w", decodeError(err, dec.InputOffset()))
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("read run statistics: %w: more data after the statistics, at byte %d (want the one JSON object xdphash run --out writes)", ErrRun, dec.InputOffset())
 	}
 	if st.SchemaVersion != runstats.SchemaVersion {
 		return nil, fmt.Errorf("read run statistics: %w: version %d, want %d (hint: report with the xdphash that ran)", ErrSchema, st.SchemaVersion, runstats.SchemaVersion)
+	}
+	if err := check(&st); err != nil {
+		return nil, fmt.Errorf("read run statistics: %w: %w", ErrRun, err)
 	}
 	return &st, nil
 }

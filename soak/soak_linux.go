@@ -90,7 +90,7 @@ func Run(ctx context.Context, cfg Config) (_ *Result, err error) {
 			err = fmt.Errorf("remove lab: %w", cerr)
 		}
 	}()
-	log.Info("lab", "netns", lab.NSName, "host", lab.Host, "peer", lab.Peer, "queues", cfg.Queues)
+	log.Info("lab", "host", lab.Host, "peer", lab.Peer, "queues", cfg.Queues)
 	// GRO on and forwarding off on the host end: what XDP_TX frames into a
 	// veth need when no XDP program runs there (the AF_XDP one does, but a
 	// frame sent before it is attached must not go astray either).

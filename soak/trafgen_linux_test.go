@@ -56,7 +56,7 @@ func TestTrafgen(t *testing.T) {
 		}
 		t.Skipf("trafgen not found (apt-get install netsniff-ng): %v", err)
 	}
-	lab, err := vethlab.New(vethlab.Config{Queues: 2})
+	lab, err := vethlab.New(vethlab.Config{Queues: 2, Named: true}) // for ip netns exec
 	if err != nil {
 		t.Fatal(err)
 	}

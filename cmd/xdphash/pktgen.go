@@ -118,17 +118,36 @@ Needs root (CAP_BPF, CAP_NET_ADMIN and CAP_NET_RAW).`,
 }
 
 func runPktgen(cmd *cobra.Command, log *slog.Logger, opts *pktgenOptions) error {
-	prof, err := pktgen.LoadProfile(opts.profile)
-	if err != nil {
-		return err
+	mode := opts.mode
+	if !cmd.Flags().Changed("mode") {
+		mode = "" // xdp where the kernel has live frames, else afxdp
 	}
-	var dst net.HardwareAddr
+	cfg := pktgen.Config{
+		Iface: opts.iface, Netns: opts.netns, Mode: mode, Threads: opts.threads,
+		Rate: opts.rate.pps, Count: opts.count, Duration: opts.duration, Batch: opts.batch,
+	}
+	var (
+		dst net.HardwareAddr
+		err error
+	)
 	if opts.dstMAC != "" {
 		if dst, err = net.ParseMAC(opts.dstMAC); err != nil {
 			return &usageError{cmd: cmd, err: fmt.Errorf("--dst-mac: %w", err)}
 		}
-	} else if dst, err = pktgen.ReceiverMAC(opts.iface, opts.netns, nil); err != nil {
-		return fmt.Errorf("%w (--dst-mac)", err)
+	}
+	prof, err := pktgen.LoadProfile(opts.profile)
+	if err != nil {
+		return err
+	}
+	// The interface and the CPUs before the schedule: a large profile's
+	// schedule takes seconds and gigabytes to build.
+	if err := pktgen.Check(cfg); err != nil {
+		return err
+	}
+	if dst == nil {
+		if dst, err = pktgen.ReceiverMAC(opts.iface, opts.netns, nil); err != nil {
+			return fmt.Errorf("%w (--dst-mac)", err)
+		}
 	}
 	built := time.Now()
 	sched, err := pktgen.NewSchedule(prof, pktgen.MACs{Dst: dst})
@@ -136,16 +155,9 @@ func runPktgen(cmd *cobra.Command, log *slog.Logger, opts *pktgenOptions) error 
 		return err
 	}
 	log.Debug("built schedule", "profile", prof.Name, "frames", sched.Len(), "distinct", sched.Distinct(), "dst", dst.String(), "took", time.Since(built))
-	mode := opts.mode
-	if !cmd.Flags().Changed("mode") {
-		mode = "" // xdp where the kernel has live frames, else afxdp
-	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	rep, err := pktgen.Run(ctx, sched, pktgen.Config{
-		Iface: opts.iface, Netns: opts.netns, Mode: mode, Threads: opts.threads,
-		Rate: opts.rate.pps, Count: opts.count, Duration: opts.duration, Batch: opts.batch,
-	})
+	rep, err := pktgen.Run(ctx, sched, cfg)
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,8 @@ import (
 // traffic (kernel.PrepareReceiver), and removes it when the test ends.
 func newPktgenLab(tb testing.TB) *vethlab.Lab {
 	tb.Helper()
-	lab := vethlab.ForTest(tb, vethlab.Config{Queues: 2})
+	// Named: xdphash pktgen finds the namespace by name (--netns).
+	lab := vethlab.ForTest(tb, vethlab.Config{Queues: 2, Named: true})
 	if err := kernel.PrepareReceiver(lab.Host); err != nil {
 		tb.Fatal(err)
 	}
@@ -89,6 +90,12 @@ func parseUint(tb testing.TB, s string) uint64 {
 // TestPktgenErrors checks the command's refusals: usage errors with the
 // usage text, and runtime errors that say what to do.
 func TestPktgenErrors(t *testing.T) {
+	// A profile whose schedule cannot be built (a cycle of 2 frames leaves
+	// the light shape none): the interface must be refused before it.
+	unbuildable := filepath.Join(t.TempDir(), "unbuildable.yaml")
+	if err := os.WriteFile(unbuildable, []byte("flows: 2\ncycle: 2\nmix: {ipv4/tcp: 1000, ipv6/tcp: 1}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name  string
 		args  []string
@@ -101,8 +108,9 @@ func TestPktgenErrors(t *testing.T) {
 		{"bad rate", []string{"--iface", "x", "--count", "1", "--rate", "fast"}, false, "--rate: want frames per second", true},
 		{"bad mode", []string{"--iface", "x", "--count", "1", "--mode", "dpdk"}, false, "--mode: want xdp|afxdp|packet|kernel", true},
 		{"bad MAC", []string{"--iface", "x", "--count", "1", "--dst-mac", "zz"}, false, "--dst-mac", true},
-		{"unknown profile", []string{"--iface", "x", "--count", "1", "--profile", "nosuch", "--dst-mac", "02:00:00:00:00:01"}, false, `profile "nosuch": unknown profile (built in: datacenter, isp, simple, tunnels)`, false},
+		{"unknown profile", []string{"--iface", "lo", "--count", "1", "--profile", "nosuch", "--dst-mac", "02:00:00:00:00:01"}, false, `profile "nosuch": unknown profile (built in: datacenter, isp, simple, tunnels)`, false},
 		{"no such interface", []string{"--iface", "xhlnosuch0", "--count", "1", "--dst-mac", "02:00:00:00:00:01"}, true, "xhlnosuch0", false},
+		{"interface before schedule", []string{"--iface", "xhlnosuch0", "--count", "1", "--dst-mac", "02:00:00:00:00:01", "--profile", unbuildable}, false, "check generator: find interface xhlnosuch0", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

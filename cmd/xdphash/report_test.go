@@ -67,11 +67,16 @@ func TestReportErrors(t *testing.T) {
 	if err := os.WriteFile(bad, []byte(`{"schema_version": 99}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	empty := filepath.Join(dir, "empty.json")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name   string
 		args   []string
 		stderr string
 	}{
+		{name: "empty", args: []string{"report", empty}, stderr: "xdphash: " + empty + ": read run statistics: invalid run statistics: the file is empty (want the JSON that xdphash run --out writes)"},
 		{name: "no file", args: []string{"report"}, stderr: "xdphash: accepts 1 arg(s), received 0\nUsage:"},
 		{name: "missing", args: []string{"report", filepath.Join(dir, "none.json")}, stderr: "xdphash: open run statistics: "},
 		{name: "other schema", args: []string{"report", bad}, stderr: "xdphash: " + bad + ": read run statistics: unsupported run statistics schema: version 99"},

@@ -3,6 +3,7 @@ package kernel
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Traffic generators: this file and the xdpgen*_linux.go files hold the
@@ -16,6 +17,16 @@ import (
 //   - XSKSender transmits from an AF_XDP socket's TX ring (copy mode on veth).
 //   - PacketSender writes batches with sendmmsg on an AF_PACKET socket that
 //     bypasses the qdisc.
+
+// PaceSlack bounds a paced XDPSender's catch-up: when its thread was held up
+// (preempted, interrupted), the frames that fell due meanwhile go out at
+// once, but at most PaceSlack's worth; the others are skipped, and the rate
+// over the run falls short by as much.
+const PaceSlack = time.Millisecond
+
+// MinPacedRate is the lowest rate Pace keeps: one frame a second. Slower
+// rates need no pacing in the kernel.
+const MinPacedRate = 1.0
 
 // HeadLen is how many leading bytes of a frame the generators write per sent
 // frame. Everything after it is zero in every frame of a FrameTable, so a

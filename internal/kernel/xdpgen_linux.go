@@ -33,7 +33,11 @@ import (
 //     interface in the run's context (ingress_ifindex): the frame leaves
 //     that interface as if forwarded by XDP.
 //
-// The cursor counts every frame the program ran, so a run that a signal
+// A paced sender (Pace) has the program drop the run's frames until the next
+// one is due, so frames leave one by one at the rate; a limit in the cursor
+// slot ends the frames of a count.
+//
+// The cursor counts every frame the program sent, so a run that a signal
 // interrupts (EINTR, between batches) is resumed from the kernel's own count
 // and no frame is sent twice or left out. That is also why the run is a raw
 // BPF_PROG_TEST_RUN and not (*ebpf.Program).Run, which restarts the whole
@@ -65,8 +69,9 @@ type XDPGen struct {
 
 // Layout of the generator's maps.
 const (
-	// cursorSlot is one CPU's cursor value: the u64 position, padded to a
-	// cache line.
+	// cursorSlot is one CPU's cursor value, a cache line: the u64
+	// position, and the limit and pacing state the program keeps beside it
+	// (slot* offsets).
 	cursorSlot = 64
 	// headValue is one frame in the heads map: its length (u16, host
 	// order), 6 bytes of padding so the head is 8-byte aligned, the head.
@@ -78,6 +83,18 @@ const (
 	xdpAborted = 0
 	xdpDrop    = 1
 	xdpTX      = 3
+)
+
+// Fields of a cursor slot, as byte offsets. Only the slot's CPU runs the
+// program on it, so none needs an atomic.
+const (
+	slotPos      = 0  // frames the program sent on this CPU (the cycle position, not reduced)
+	slotLimit    = 8  // the program sends nothing once the position reaches this
+	slotDue      = 16 // paced: CLOCK_MONOTONIC ns when the next frame is due
+	slotInterval = 24 // paced: ns between frames, the integer part; 0 with slotFrac 0: not paced
+	slotFrac     = 32 // paced: the fraction, in 2^-32 ns
+	slotAcc      = 40 // paced: the fractions accumulated, below 2^32
+	slotSlack    = 48 // paced: how far the due time may lag the clock (ns), which bounds a catch-up burst
 )
 
 // enotsupp is the kernel's internal ENOTSUPP (524), which BPF_PROG_TEST_RUN
@@ -239,12 +256,46 @@ func xdpGenProgram(cursors, order, heads, cycle, bufLen int) asm.Instructions {
 	)
 	p = append(p, lookup(cursors)...)
 	p = append(p,
-		// R7 = position; the slot counts on to position+1. Only this CPU
-		// writes its slot, and the test run keeps the program on it.
-		asm.LoadMem(asm.R7, asm.R0, 0, asm.DWord),
+		// R9 = the CPU's slot. Past the limit, or before the next frame is
+		// due, the program drops the test run's frame and keeps its place.
+		asm.Mov.Reg(asm.R9, asm.R0),
+		asm.LoadMem(asm.R7, asm.R9, slotPos, asm.DWord),
+		asm.LoadMem(asm.R2, asm.R9, slotLimit, asm.DWord),
+		asm.JGE.Reg(asm.R7, asm.R2, "drop"),
+		asm.LoadMem(asm.R2, asm.R9, slotInterval, asm.DWord),
+		asm.LoadMem(asm.R3, asm.R9, slotFrac, asm.DWord),
+		asm.Or.Reg(asm.R2, asm.R3),
+		asm.JEq.Imm(asm.R2, 0, "send"),
+		asm.FnKtimeGetNs.Call(), // CLOCK_MONOTONIC
+		asm.LoadMem(asm.R2, asm.R9, slotDue, asm.DWord),
+		asm.JLT.Reg(asm.R0, asm.R2, "drop"),
+		// A due time more than the slack behind the clock (the thread was
+		// preempted) moves up to it: the catch-up is a burst of at most
+		// the slack's frames.
+		asm.LoadMem(asm.R3, asm.R9, slotSlack, asm.DWord),
+		asm.Mov.Reg(asm.R4, asm.R2),
+		asm.Add.Reg(asm.R4, asm.R3),
+		asm.JGE.Reg(asm.R4, asm.R0, "advance"),
+		asm.Mov.Reg(asm.R2, asm.R0),
+		asm.Sub.Reg(asm.R2, asm.R3),
+		// due += interval, the fraction carried in slotAcc.
+		asm.LoadMem(asm.R3, asm.R9, slotAcc, asm.DWord).WithSymbol("advance"),
+		asm.LoadMem(asm.R4, asm.R9, slotFrac, asm.DWord),
+		asm.Add.Reg(asm.R3, asm.R4),
+		asm.Mov.Reg(asm.R4, asm.R3),
+		asm.RSh.Imm(asm.R4, 32),
+		asm.Add.Reg(asm.R2, asm.R4),
+		asm.LSh.Imm(asm.R3, 32),
+		asm.RSh.Imm(asm.R3, 32),
+		asm.StoreMem(asm.R9, slotAcc, asm.R3, asm.DWord),
+		asm.LoadMem(asm.R4, asm.R9, slotInterval, asm.DWord),
+		asm.Add.Reg(asm.R2, asm.R4),
+		asm.StoreMem(asm.R9, slotDue, asm.R2, asm.DWord),
+		// R7 = position; the slot counts on to position+1.
+		asm.LoadMem(asm.R7, asm.R9, slotPos, asm.DWord).WithSymbol("send"),
 		asm.Mov.Reg(asm.R8, asm.R7),
 		asm.Add.Imm(asm.R8, 1),
-		asm.StoreMem(asm.R0, 0, asm.R8, asm.DWord),
+		asm.StoreMem(asm.R9, slotPos, asm.R8, asm.DWord),
 		asm.Mod.Imm(asm.R7, int32(cycle)), // 64-bit unsigned
 		asm.StoreMem(asm.RFP, -8, asm.R7, asm.Word),
 	)
@@ -280,6 +331,8 @@ func xdpGenProgram(cursors, order, heads, cycle, bufLen int) asm.Instructions {
 		asm.Mov.Imm(asm.R0, xdpTX).WithSymbol("tx"),
 		asm.Return(),
 		asm.Mov.Imm(asm.R0, xdpAborted).WithSymbol("abort"),
+		asm.Return(),
+		asm.Mov.Imm(asm.R0, xdpDrop).WithSymbol("drop"),
 		asm.Return(),
 	)
 	return p
@@ -323,6 +376,9 @@ type XDPSender struct {
 	// runtime's own preemption signals interrupt long runs) allocates nothing.
 	cursorKey uint32
 	cursorVal [cursorSlot]byte
+	// interval is the paced time between frames in 2^-32 ns; 0 when not
+	// paced (see Pace).
+	interval uint64
 }
 
 // xdpMD is struct xdp_md, the context of an XDP program run.
@@ -362,7 +418,8 @@ func (g *XDPGen) NewSender(ifindex, queue int, start uint64, batch int) (*XDPSen
 		return nil, fmt.Errorf("new XDP sender: CPU %d already has one (one sender per CPU: the program counts per CPU)", cpu)
 	}
 	var slot [cursorSlot]byte
-	binary.NativeEndian.PutUint64(slot[:], start)
+	binary.NativeEndian.PutUint64(slot[slotPos:], start)
+	binary.NativeEndian.PutUint64(slot[slotLimit:], math.MaxUint64)
 	if err := g.cursors.Put(uint32(cpu), slot[:]); err != nil {
 		return nil, fmt.Errorf("new XDP sender: set cursor of CPU %d: %w", cpu, err)
 	}
@@ -394,6 +451,9 @@ func (s *XDPSender) Send(n uint64) (uint64, error) {
 	}
 	s.sending.Store(true)
 	defer s.sending.Store(false)
+	if s.interval != 0 {
+		return s.sendPaced(n)
+	}
 	var sent uint64
 	for sent < n && !s.stop.Load() {
 		rep := min(n-sent, math.MaxUint32)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 )
 
 // Prefix starts the name of every namespace and link a lab creates: "xhl" then
@@ -24,11 +25,18 @@ const Prefix = "xhl"
 type Config struct {
 	Queues int // RX and TX queues on each veth end (default 2)
 	MTU    int // default 1500
+	// Named also gives the namespace a name under /run/netns (a bind mount),
+	// for tools that enter it by name (`ip netns exec`, `pktgen --netns`).
+	// A named lab outlives a process killed with SIGKILL until the next New
+	// sweeps it; an unnamed one (the default) is held by a file descriptor
+	// only, so the kernel frees the namespace, and the veth pair with it, when
+	// the process ends, however it ends.
+	Named bool
 }
 
 // Lab is one namespace and veth pair. Its zero value is not usable; see New.
 type Lab struct {
-	NSName     string // the namespace, as `ip netns` names it
+	NSName     string // the namespace, as `ip netns` names it; empty unless Config.Named
 	Host, Peer string // the veth ends: Host in the caller's namespace, Peer inside NSName
 	HostIndex  int
 	PeerIndex  int // ifindex inside NSName
@@ -63,8 +71,14 @@ func New(cfg Config) (_ *Lab, err error) {
 		}
 	}()
 
-	if l.ns, err = newNamedNS(l.NSName); err != nil {
-		return nil, fmt.Errorf("create network namespace %s: %w", l.NSName, err)
+	if !cfg.Named {
+		l.NSName = ""
+	}
+	if l.ns, err = newNS(l.NSName); err != nil {
+		if errors.Is(err, unix.EPERM) {
+			return nil, fmt.Errorf("create network namespace: %w (needs root, or CAP_SYS_ADMIN with CAP_NET_ADMIN and CAP_BPF)", err)
+		}
+		return nil, fmt.Errorf("create network namespace: %w", err)
 	}
 	veth := &netlink.Veth{
 		LinkAttrs: netlink.LinkAttrs{Name: l.Host, NumTxQueues: cfg.Queues, NumRxQueues: cfg.Queues, MTU: cfg.MTU, HardwareAddr: l.HostMAC},
@@ -102,21 +116,29 @@ func New(cfg Config) (_ *Lab, err error) {
 	return l, nil
 }
 
-// newNamedNS creates a named namespace without moving the caller into it.
-func newNamedNS(name string) (netns.NsHandle, error) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	orig, err := netns.Get()
-	if err != nil {
-		return netns.None(), err
+// newNS creates a network namespace without moving the caller into it and
+// returns a handle to it; a non-empty name also mounts it under /run/netns.
+// The namespace is made on a thread of its own that is never unlocked, so the
+// thread ends with its goroutine and no goroutine of the caller ever runs in
+// the new namespace (or in a half-made one when something fails).
+func newNS(name string) (netns.NsHandle, error) {
+	type made struct {
+		ns  netns.NsHandle
+		err error
 	}
-	defer orig.Close()
-	ns, err := netns.NewNamed(name) // also switches this thread into it
-	if serr := netns.Set(orig); serr != nil {
-		// This thread is stuck in the wrong namespace: never let the runtime reuse it.
-		runtime.Goexit()
-	}
-	return ns, err
+	c := make(chan made, 1)
+	go func() {
+		runtime.LockOSThread()
+		var m made
+		if name != "" {
+			m.ns, m.err = netns.NewNamed(name)
+		} else {
+			m.ns, m.err = netns.New()
+		}
+		c <- m
+	}()
+	m := <-c
+	return m.ns, m.err
 }
 
 // disableIPv6 stops the kernel's own IPv6 traffic (router and neighbour
@@ -137,7 +159,7 @@ func (l *Lab) InPeer(fn func() error) error {
 		// its thread with it, so no other goroutine ever runs in the namespace.
 		runtime.LockOSThread()
 		if err := netns.Set(l.ns); err != nil {
-			errc <- fmt.Errorf("enter network namespace %s: %w", l.NSName, err)
+			errc <- fmt.Errorf("enter the network namespace of %s: %w", l.Peer, err)
 			return
 		}
 		errc <- fn()
@@ -158,8 +180,10 @@ func (l *Lab) Close() error {
 		if l.ns.IsOpen() {
 			l.ns.Close()
 		}
-		if err := netns.DeleteNamed(l.NSName); err != nil && !errors.Is(err, os.ErrNotExist) {
-			errs = append(errs, fmt.Errorf("delete network namespace %s: %w", l.NSName, err))
+		if l.NSName != "" {
+			if err := netns.DeleteNamed(l.NSName); err != nil && !errors.Is(err, os.ErrNotExist) {
+				errs = append(errs, fmt.Errorf("delete network namespace %s: %w", l.NSName, err))
+			}
 		}
 		l.closeErr = errors.Join(errs...)
 	})

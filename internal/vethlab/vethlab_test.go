@@ -14,7 +14,7 @@ import (
 
 func TestLab(t *testing.T) {
 	testenv.RequireRoot(t)
-	l, err := New(Config{Queues: 4})
+	l, err := New(Config{Queues: 4, Named: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,12 +58,12 @@ func TestLab(t *testing.T) {
 	}
 }
 
-// TestSweepAfterKill creates a lab in a child process that is killed with
-// SIGKILL, and checks that the next New removes what it left.
+// TestSweepAfterKill creates a named lab in a child process that is killed
+// with SIGKILL, and checks that the next New removes what it left.
 func TestSweepAfterKill(t *testing.T) {
 	testenv.RequireRoot(t)
 	if os.Getenv("VETHLAB_CHILD") == "1" {
-		if _, err := New(Config{}); err != nil {
+		if _, err := New(Config{Named: true}); err != nil {
 			os.Exit(3)
 		}
 		os.Stdout.WriteString("ready\n")

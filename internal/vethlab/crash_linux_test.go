@@ -1,0 +1,158 @@
+package vethlab
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+
+	"github.com/xdphash/xdphash/internal/testenv"
+)
+
+// startChild runs this test binary's test named run in a child process with
+// VETHLAB_CHILD=1 and returns it once it has written its first line (read
+// into line).
+func startChild(t *testing.T, cmd *exec.Cmd) (line string) {
+	t.Helper()
+	cmd.Env = append(os.Environ(), "VETHLAB_CHILD=1")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err = bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("child wrote no line: %q %v", line, err)
+	}
+	go io.Copy(io.Discard, stdout)
+	return strings.TrimSpace(line)
+}
+
+// TestKilledLabLeavesNothing creates a lab in a child process, kills the
+// child with SIGKILL, and checks that the kernel removes its namespace and
+// veth pair without anyone sweeping, and that no mount is left: the lab holds
+// its namespace by file descriptor only.
+func TestKilledLabLeavesNothing(t *testing.T) {
+	if os.Getenv("VETHLAB_CHILD") == "1" {
+		l, err := New(Config{})
+		if err != nil {
+			os.Stdout.WriteString("error " + err.Error() + "\n")
+			os.Exit(3)
+		}
+		os.Stdout.WriteString(l.Host + "\n")
+		select {}
+	}
+	testenv.RequireRoot(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestKilledLabLeavesNothing$")
+	host := startChild(t, cmd)
+	link, err := netlink.LinkByName(host)
+	if err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("the child's host end %q: %v", host, err)
+	}
+
+	// The kernel frees a namespace from a work queue after its last
+	// reference goes: wait for the host end's deletion event, not a time.
+	updates := make(chan netlink.LinkUpdate, 64)
+	done := make(chan struct{})
+	defer close(done)
+	if err := netlink.LinkSubscribe(updates, done); err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatal(err)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	timeout := time.After(30 * time.Second)
+	for gone := false; !gone; {
+		if _, err := netlink.LinkByIndex(link.Attrs().Index); err != nil {
+			break
+		}
+		select {
+		case u := <-updates:
+			gone = u.Header.Type == unix.RTM_DELLINK && int(u.Index) == link.Attrs().Index
+		case <-timeout:
+			t.Fatalf("the killed child's veth %s still exists after 30 s", host)
+		}
+	}
+	prefix := strings.TrimSuffix(host, "h")
+	for _, l := range Leftovers() {
+		if strings.Contains(l, prefix) {
+			t.Errorf("left behind: %s", l)
+		}
+	}
+	mounts, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(mounts), prefix) {
+		t.Errorf("a mount of %s is left in /proc/self/mountinfo", prefix)
+	}
+}
+
+// TestNewWithoutCapSysAdmin creates a lab in a child process that runs as an
+// unprivileged user with CAP_NET_ADMIN, CAP_BPF and CAP_NET_RAW but not
+// CAP_SYS_ADMIN: New must return an error that names what is missing, and
+// promptly.
+func TestNewWithoutCapSysAdmin(t *testing.T) {
+	if os.Getenv("VETHLAB_CHILD") == "1" {
+		_, err := New(Config{})
+		if err == nil {
+			os.Stdout.WriteString("no error\n")
+			os.Exit(1)
+		}
+		os.Stdout.WriteString(err.Error() + "\n")
+		os.Exit(0)
+	}
+	testenv.RequireRoot(t)
+	// The test binary sits in a directory only root may enter: copy it where
+	// the unprivileged child can run it.
+	dir := t.TempDir()
+	for d := dir; d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin := filepath.Join(dir, "vethlab.test")
+	b, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "-test.run=^TestNewWithoutCapSysAdmin$")
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Credential:  &syscall.Credential{Uid: 65534, Gid: 65534},
+		AmbientCaps: []uintptr{unix.CAP_NET_ADMIN, unix.CAP_BPF, unix.CAP_NET_RAW},
+	}
+	cmd.Dir = dir
+	line := startChild(t, cmd)
+	err = cmd.Wait()
+	if ctx.Err() != nil {
+		t.Fatalf("New hung without CAP_SYS_ADMIN (killed after 30 s); it wrote %q", line)
+	}
+	if err != nil {
+		t.Fatalf("child: %v; it wrote %q", err, line)
+	}
+	t.Logf("New: %s", line)
+	if !strings.Contains(line, "CAP_SYS_ADMIN") {
+		t.Errorf("error %q does not name CAP_SYS_ADMIN", line)
+	}
+}
