@@ -43,6 +43,9 @@ func ParseRate(s string) (Rate, error) {
 		if err != nil || v <= 0 || math.IsInf(v, 0) || math.IsNaN(v) {
 			return Rate{}, fmt.Errorf("parse rate %q: want a positive number before %q", s, u.suffix)
 		}
+		if math.IsInf(v*u.mult, 0) {
+			return Rate{}, fmt.Errorf("parse rate %q: too large", s)
+		}
 		if u.pps {
 			return Rate{PacketsPerSec: v * u.mult}, nil
 		}

@@ -1,6 +1,9 @@
 package queues
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 func TestParseRate(t *testing.T) {
 	tests := []struct {
@@ -72,4 +75,25 @@ func TestTokenBucket(t *testing.T) {
 	if b, ok := maxRate.Budget(0, 64); !ok || b != (Budget{Packets: 64}) || maxRate.Wait() != 0 {
 		t.Errorf("max budget %+v", b)
 	}
+}
+
+// FuzzParseRate: a rate either fails with an error or is finite and reads
+// back from its String as itself.
+func FuzzParseRate(f *testing.F) {
+	for _, s := range []string{"max", "10Mbit", "1gbit", "500kpps", "1e-6pps", "0.5bit", "1e308Gbit", "-1pps", "NaNbit", " 7 pps "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		r, err := ParseRate(s)
+		if err != nil {
+			return
+		}
+		if math.IsInf(r.BitsPerSec, 0) || math.IsInf(r.PacketsPerSec, 0) || math.IsNaN(r.BitsPerSec) || math.IsNaN(r.PacketsPerSec) {
+			t.Fatalf("ParseRate(%q) = %+v: not finite", s, r)
+		}
+		back, err := ParseRate(r.String())
+		if err != nil || back != r {
+			t.Fatalf("ParseRate(%q) = %+v, whose String %q reads back as %+v, %v", s, r, r.String(), back, err)
+		}
+	})
 }

@@ -65,3 +65,30 @@ func TestFormatQueues(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseQueues: a queue list either fails with an error or is sorted,
+// without repeats, within the bound, and reads back from FormatQueues as
+// itself.
+func FuzzParseQueues(f *testing.F) {
+	for _, s := range []string{"all", "0", "0,2-3", "3,0-1", "0-65535", "-1", "1-", "0,,1", "65536", "2-1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if len(s) > 256 {
+			return // a flag value, not a file
+		}
+		qs, err := ParseQueues(s)
+		if err != nil || qs == nil {
+			return
+		}
+		for i, q := range qs {
+			if q < 0 || q >= maxQueue || i > 0 && q <= qs[i-1] {
+				t.Fatalf("ParseQueues(%q) = %v: not sorted unique queues below %d", s, qs, maxQueue)
+			}
+		}
+		back, err := ParseQueues(FormatQueues(qs))
+		if err != nil || !slices.Equal(back, qs) {
+			t.Fatalf("ParseQueues(%q) = %v, formatted %q, read back %v, %v", s, qs, FormatQueues(qs), back, err)
+		}
+	})
+}
