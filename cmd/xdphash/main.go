@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime/debug"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -115,8 +116,25 @@ func newRootCmdWith(flow flowFunc) *cobra.Command {
 		Use:   "xdphash",
 		Short: "xdphash dissects, hashes and steers packets exactly as the Linux kernel does",
 		Long: `xdphash dissects Ethernet frames exactly like the Linux kernel's flow dissector
-(net/core/flow_dissector.c) and hashes them like skb_get_hash, so that the
-results can be compared with the kernel's, frame by frame.`,
+(net/core/flow_dissector.c) and hashes them like skb_get_hash (or a NIC's RSS
+Toeplitz hash), steers them to per-core worker queues that model RPS and the
+fq/fq_codel qdiscs, and reports how fairly the load spread.
+
+  dissect   dissect and hash every frame of a pcap/pcapng capture
+  verify    compare the partition into flows with the running kernel's
+  run       the pipeline on an interface (AF_XDP), a capture or synthetic
+            traffic, with a statistics file for report
+  report    the fairness report of a run: terminal, HTML, JSON
+  pktgen    send a traffic profile out of an interface, or write it to a
+            capture file
+  soak      build a test network, send a profile through the whole pipeline,
+            check it and report (the main job: sudo xdphash soak)
+  bench     the dissector's A/B table, measured on this machine
+
+Exit status: 0 success, 1 a check failed (verify's divergences, a soak
+check), 2 usage or runtime error, 3 a soak check could not judge, 130 a soak
+interrupted.`,
+		Version: version(),
 		// run prints errors once, in its own format, and the usage after
 		// usage errors only.
 		SilenceErrors: true,
@@ -149,4 +167,29 @@ func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// version is the module's version and the commit it was built from, as the
+// Go toolchain recorded them.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := bi.Main.Version
+	var rev, dirty string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "+dirty"
+			}
+		}
+	}
+	if rev != "" {
+		v += " (" + rev[:min(12, len(rev))] + dirty + ")"
+	}
+	return v + " " + bi.GoVersion
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
 	"github.com/spf13/cobra"
 
 	"github.com/xdphash/xdphash/pktgen"
@@ -33,6 +37,7 @@ type pktgenOptions struct {
 	mode     pktgen.Mode
 	dstMAC   string
 	batch    int
+	write    string
 }
 
 // rateFlag is --rate: frames per second, with an optional k, M or G suffix,
@@ -73,7 +78,7 @@ func (f *rateFlag) Type() string { return "PPS|max" }
 func newPktgenCmd(root *rootOptions) *cobra.Command {
 	opts := pktgenOptions{threads: 1, mode: pktgen.ModeXDP, profile: "simple"}
 	cmd := &cobra.Command{
-		Use:   "pktgen --iface IF --profile NAME|FILE (--count N | --duration D)",
+		Use:   "pktgen (--iface IF | --write FILE.pcapng) --profile NAME|FILE (--count N | --duration D)",
 		Short: "Send a traffic profile out of an interface, fast enough to load AF_XDP",
 		Long: `Pktgen builds the frames of a traffic profile (built in: ` + strings.Join(pktgen.BuiltinNames(), ", ") + `,
 or a YAML file) and sends them out of --iface from --threads threads, each pinned
@@ -87,14 +92,25 @@ module when the kernel has it.
 
 Frames are addressed to --dst-mac, or, when --iface is a veth whose other end
 is in this network namespace, to that end. Only interfaces you name are used.
-Needs root (CAP_BPF, CAP_NET_ADMIN and CAP_NET_RAW).`,
-		Example: `  sudo xdphash pktgen --netns lab --iface veth1 --profile datacenter --count 10000000 --threads 2
+Needs root (CAP_BPF, CAP_NET_ADMIN and CAP_NET_RAW).
+
+--write FILE.pcapng writes --count frames of the profile to a capture file
+instead (1 µs apart, or at --rate), with no interface and no privileges: a
+sample for xdphash dissect, verify --pcap and run --pcap.`,
+		Example: `  xdphash pktgen --profile datacenter --count 10000 --write sample.pcapng
+  sudo xdphash pktgen --netns lab --iface veth1 --profile datacenter --count 10000000 --threads 2
   sudo xdphash pktgen --iface veth1 --profile my.yaml --duration 10s --rate 1M --mode afxdp`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.write != "" {
+				if opts.iface != "" || opts.duration != 0 || opts.count == 0 || opts.count > maxWriteFrames {
+					return &usageError{cmd: cmd, err: fmt.Errorf("--write takes --count (1 to %d frames) and no --iface or --duration", maxWriteFrames)}
+				}
+				return writeProfile(cmd, &opts)
+			}
 			switch {
 			case opts.iface == "":
-				return &usageError{cmd: cmd, err: errors.New("--iface is required: name the interface to send out of")}
+				return &usageError{cmd: cmd, err: errors.New("--iface is required: name the interface to send out of (or --write a capture file)")}
 			case opts.count == 0 && opts.duration <= 0:
 				return &usageError{cmd: cmd, err: errors.New("give --count or --duration: the generator never runs unbounded")}
 			case opts.threads < 1:
@@ -114,6 +130,7 @@ Needs root (CAP_BPF, CAP_NET_ADMIN and CAP_NET_RAW).`,
 	f.Var(newChoiceFlag(&opts.mode, pktgen.Modes...), "mode", "how to send (unset: afxdp on kernels without XDP live frames, before 5.18)")
 	f.StringVar(&opts.dstMAC, "dst-mac", "", "destination MAC (default: the other end of a veth --iface)")
 	f.IntVar(&opts.batch, "batch", 0, "xdp: frames per kernel batch (default the kernel's 64, at most 256)")
+	f.StringVar(&opts.write, "write", "", "write --count frames to this pcapng file instead of sending them")
 	return cmd
 }
 
@@ -189,4 +206,68 @@ func writePktgenReport(w io.Writer, s *pktgen.Schedule, r pktgen.Report) {
 	if r.LinkValid {
 		fmt.Fprintf(w, "link %s: tx_packets +%d, tx_dropped +%d\n", r.Iface, r.LinkTxPackets, r.LinkTxDropped)
 	}
+}
+
+// maxWriteFrames bounds pktgen --write: a capture of at most a few GB.
+const maxWriteFrames = 10_000_000
+
+// writeDstMAC is the destination of frames written to a file without
+// --dst-mac: locally administered.
+var writeDstMAC = net.HardwareAddr{0x02, 0x78, 0x64, 0x70, 0x00, 0x01}
+
+// writeProfile writes opts.count frames of the profile to opts.write as
+// pcapng, stamped 1 µs apart or at --rate.
+func writeProfile(cmd *cobra.Command, opts *pktgenOptions) error {
+	dst := writeDstMAC
+	if opts.dstMAC != "" {
+		var err error
+		if dst, err = net.ParseMAC(opts.dstMAC); err != nil {
+			return &usageError{cmd: cmd, err: fmt.Errorf("--dst-mac: %w", err)}
+		}
+	}
+	prof, err := pktgen.LoadProfile(opts.profile)
+	if err != nil {
+		return err
+	}
+	out, err := createOutput(opts.write)
+	if err != nil {
+		return err
+	}
+	defer out.Abort()
+	sched, err := pktgen.NewSchedule(prof, pktgen.MACs{Dst: dst})
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	w, err := pcapgo.NewNgWriter(&buf, layers.LinkTypeEthernet)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", opts.write, err)
+	}
+	gap := time.Microsecond
+	if opts.rate.pps > 0 {
+		gap = time.Duration(float64(time.Second) / opts.rate.pps)
+	}
+	start := time.Now()
+	st := sched.Stream(1)
+	for i := range opts.count {
+		f := st.Next()
+		ci := gopacket.CaptureInfo{Timestamp: start.Add(time.Duration(i) * gap), CaptureLength: len(f), Length: len(f)}
+		if err := w.WritePacket(ci, f); err != nil {
+			return fmt.Errorf("write %s: %w", opts.write, err)
+		}
+		if buf.Len() >= 1<<20 {
+			if _, err := out.tmp.Write(buf.Bytes()); err != nil {
+				return fmt.Errorf("write %s: %w", opts.write, err)
+			}
+			buf.Reset()
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("write %s: %w", opts.write, err)
+	}
+	if err := out.Commit(buf.Bytes()); err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "profile %s: %d frames written to %s\n", prof.Name, opts.count, opts.write)
+	return nil
 }
