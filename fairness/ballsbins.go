@@ -178,6 +178,9 @@ func binomialPMF(p []float64, n int, q float64) {
 // report points out. The seed is fixed: the same question always gets the
 // same answer.
 func simulatedMaxMean(flows, bins int) float64 {
+	if flows > maxSimulatedFlows {
+		return normalMaxMean(flows, bins)
+	}
 	trials := min(max(2e7/(flows+bins), 100), 20000)
 	rng := rand.New(rand.NewPCG(0x5eed, uint64(flows)<<32|uint64(bins)))
 	load := make([]uint32, bins)
@@ -194,4 +197,29 @@ func simulatedMaxMean(flows, bins int) float64 {
 		sum += uint64(mx)
 	}
 	return float64(sum) / float64(trials) * float64(bins) / float64(flows)
+}
+
+// maxSimulatedFlows bounds the flows simulatedMaxMean throws: beyond it each
+// bin's load is large enough for normalMaxMean, whose cost does not grow
+// with the flows (a run's statistics may claim any number of them).
+const maxSimulatedFlows = 200_000
+
+// normalMaxMean is ExpectedMaxMean for many flows: each bin's load is then
+// close to normal, mean μ = F/N and deviation σ = √(F/N·(1−1/N)), and the
+// expected maximum is μ + σ·E[max of N standard normals], the last term
+// simulated at a cost of bins × trials normal draws.
+func normalMaxMean(flows, bins int) float64 {
+	trials := min(max(2e7/bins, 100), 20000)
+	rng := rand.New(rand.NewPCG(0x5eed, uint64(bins)))
+	var sum float64
+	for range trials {
+		mx := math.Inf(-1)
+		for range bins {
+			mx = max(mx, rng.NormFloat64())
+		}
+		sum += mx
+	}
+	mu := float64(flows) / float64(bins)
+	sigma := math.Sqrt(mu * (1 - 1/float64(bins)))
+	return (mu + sigma*sum/float64(trials)) / mu
 }

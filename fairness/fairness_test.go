@@ -371,3 +371,18 @@ func BenchmarkSpaceSavingAdd(b *testing.B) {
 		})
 	}
 }
+
+// TestExpectedMaxMeanLarge: past the simulated range the normal
+// approximation agrees with the simulation where both apply, and a run's
+// claim of a hundred million flows costs no more than a few thousand.
+func TestExpectedMaxMeanLarge(t *testing.T) {
+	for _, bins := range []int{2, 16, 1024} {
+		sim, norm := simulatedMaxMean(maxSimulatedFlows, bins), normalMaxMean(maxSimulatedFlows, bins)
+		if math.Abs(sim-norm) > 0.01*sim {
+			t.Errorf("%d flows into %d bins: simulated %.4f, normal %.4f", maxSimulatedFlows, bins, sim, norm)
+		}
+	}
+	if got := ExpectedMaxMean(100_000_000, 4); got < 1 || got > 1.001 {
+		t.Errorf("1e8 flows into 4 bins: %v, want just above 1", got)
+	}
+}
