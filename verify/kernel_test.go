@@ -8,20 +8,11 @@ import (
 	"github.com/xdphash/xdphash/dissect"
 	"github.com/xdphash/xdphash/hash"
 	"github.com/xdphash/xdphash/internal/kernel"
-	"github.com/xdphash/xdphash/internal/testenv"
+	"github.com/xdphash/xdphash/internal/xdptest"
 	"github.com/xdphash/xdphash/verify"
 )
 
-func newOracle(tb testing.TB) *kernel.HashOracle {
-	tb.Helper()
-	testenv.RequireRoot(tb)
-	o, err := kernel.NewHashOracle()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { o.Close() })
-	return o
-}
+func TestMain(m *testing.M) { xdptest.Main(m) }
 
 // flows are the xdphash sides checked against the kernel: the slow path, and a
 // Dissector with every fast-path gate open.
@@ -35,7 +26,7 @@ var flows = map[string]func(hash.Key) verify.FlowFunc{
 // byte, nesting around the bound), xdphash groups frames into flows exactly as
 // the running kernel's skb_get_hash does.
 func TestCorpusPartitionMatchesKernel(t *testing.T) {
-	o := newOracle(t)
+	o := xdptest.Open(t, kernel.NewHashOracle)
 	frames := corpus.Build()
 	if len(frames) < 2000 {
 		t.Fatalf("corpus has %d frames, want at least 2000", len(frames))
@@ -72,7 +63,7 @@ func TestCorpusPartitionMatchesKernel(t *testing.T) {
 // TestRandomMutationsMatchKernel compares random mutations of every base frame
 // with their base, pair by pair.
 func TestRandomMutationsMatchKernel(t *testing.T) {
-	o := newOracle(t)
+	o := xdptest.Open(t, kernel.NewHashOracle)
 	rng := rand.New(rand.NewPCG(2026, 11))
 	ours := verify.KernelFlow(hash.RandomKey())
 	var pairs [][2]verify.Sample
@@ -136,7 +127,7 @@ var (
 // dominate the run.
 func fuzzOracle(t *testing.T) *kernel.HashOracle {
 	t.Helper()
-	testenv.RequireRoot(t)
+	xdptest.RequireRoot(t)
 	if fuzzOracleInst == nil {
 		o, err := kernel.NewHashOracle()
 		if err != nil {

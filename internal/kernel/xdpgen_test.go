@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/xdphash/xdphash/internal/vethlab"
+	"github.com/xdphash/xdphash/internal/xdptest"
 )
 
 // newGenLab creates a veth lab for the generator tests, with GRO on the Host
@@ -22,11 +23,7 @@ import (
 // ends.
 func newGenLab(tb testing.TB) *vethlab.Lab {
 	tb.Helper()
-	lab := vethlab.ForTest(tb, vethlab.Config{Queues: 2})
-	if err := PrepareReceiver(lab.Host); err != nil {
-		tb.Fatal(err)
-	}
-	return lab
+	return xdptest.NewLab(tb, vethlab.Config{Queues: 2}, PrepareReceiver)
 }
 
 // testFrame is an Ethernet + IPv4 + UDP frame of n bytes to dst whose source

@@ -14,26 +14,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/xdphash/xdphash/corpus"
-	"github.com/xdphash/xdphash/internal/testenv"
 	"github.com/xdphash/xdphash/internal/vethlab"
 )
-
-// newLab creates a namespace and veth pair with queues queues per end,
-// removed when the test ends.
-func newLab(tb testing.TB, cfg vethlab.Config) *vethlab.Lab {
-	tb.Helper()
-	testenv.RequireRoot(tb)
-	lab, err := vethlab.New(cfg)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		if err := lab.Close(); err != nil {
-			tb.Error(err)
-		}
-	})
-	return lab
-}
 
 // openSource opens an AF_XDP source, closed when the test ends.
 func openSource(tb testing.TB, cfg AFXDPConfig) *AFXDP {

@@ -16,8 +16,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/xdphash/xdphash/internal/kernel"
-	"github.com/xdphash/xdphash/internal/testenv"
 	"github.com/xdphash/xdphash/internal/vethlab"
+	"github.com/xdphash/xdphash/internal/xdptest"
 )
 
 // TestAFXDPReceive sends every corpus shape from the lab's Peer end and checks
@@ -38,7 +38,7 @@ func TestAFXDPReceive(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			lab := newLab(t, vethlab.Config{Queues: tt.queues})
+			lab := xdptest.NewLab(t, vethlab.Config{Queues: tt.queues})
 			cfg := tt.cfg
 			cfg.Iface = lab.Host
 			src := openSource(t, cfg)
@@ -132,7 +132,7 @@ func checkReceived(tb testing.TB, sent [][]byte, got []received) {
 func TestAFXDPCloseUnblocksReceive(t *testing.T) {
 	for _, mode := range []RxMode{RxPoll, RxSpin} {
 		t.Run(string(mode), func(t *testing.T) {
-			lab := newLab(t, vethlab.Config{Queues: 2})
+			lab := xdptest.NewLab(t, vethlab.Config{Queues: 2})
 			src := openSource(t, AFXDPConfig{Iface: lab.Host, Mode: XDPGeneric, RxMode: mode})
 			errs := make(chan error, len(src.Queues()))
 			for _, q := range src.Queues() {
@@ -167,7 +167,7 @@ func TestAFXDPCloseUnblocksReceive(t *testing.T) {
 // TestAFXDPCloseWhileHolding closes the source while the caller holds a
 // batch: the frames must stay readable until the next Receive.
 func TestAFXDPCloseWhileHolding(t *testing.T) {
-	lab := newLab(t, vethlab.Config{Queues: 1})
+	lab := xdptest.NewLab(t, vethlab.Config{Queues: 1})
 	src := openSource(t, AFXDPConfig{Iface: lab.Host, Mode: XDPNative, RxMode: RxPoll})
 	frames := taggedFrames(1)
 	newPeerSender(t, lab).sendAll(t, frames)
@@ -190,7 +190,7 @@ func TestAFXDPCloseWhileHolding(t *testing.T) {
 	if err := q.Receive(b); !errors.Is(err, ErrClosed) || b.Len() != 0 {
 		t.Errorf("Receive after Close: %v with %d frames, want ErrClosed and none", err, b.Len())
 	}
-	if n := socketMappings(); n != 0 {
+	if n := xdptest.SocketMappings(); n != 0 {
 		t.Errorf("%d socket mappings after the last Receive", n)
 	}
 }
@@ -198,7 +198,7 @@ func TestAFXDPCloseWhileHolding(t *testing.T) {
 // TestAFXDPReopen opens, closes and opens again the same queues: the first
 // sockets must be gone (asavie/xdp's Close alone leaves them bound: EBUSY).
 func TestAFXDPReopen(t *testing.T) {
-	lab := newLab(t, vethlab.Config{Queues: 2})
+	lab := xdptest.NewLab(t, vethlab.Config{Queues: 2})
 	for range 3 {
 		src, err := OpenAFXDP(AFXDPConfig{Iface: lab.Host, Mode: XDPGeneric})
 		if err != nil {
@@ -208,13 +208,13 @@ func TestAFXDPReopen(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := socketMappings(); n != 0 {
+	if n := xdptest.SocketMappings(); n != 0 {
 		t.Errorf("%d socket mappings after Close", n)
 	}
 }
 
 func TestAFXDPReceiveAllocs(t *testing.T) {
-	lab := newLab(t, vethlab.Config{Queues: 1})
+	lab := xdptest.NewLab(t, vethlab.Config{Queues: 1})
 	src := openSource(t, AFXDPConfig{Iface: lab.Host, Mode: XDPNative, RxMode: RxPoll})
 	const runs, batch = 50, 8
 	frames := taggedFrames((runs+1)*batch/len(taggedFrames(1)) + 1)
@@ -235,8 +235,8 @@ func TestAFXDPReceiveAllocs(t *testing.T) {
 const killChildEnv = "XDPHASH_AFXDP_KILL_CHILD"
 
 func TestOpenAFXDPErrors(t *testing.T) {
-	lab := newLab(t, vethlab.Config{Queues: 2})
-	bigMTU := newLab(t, vethlab.Config{Queues: 1, MTU: 2000})
+	lab := xdptest.NewLab(t, vethlab.Config{Queues: 2})
+	bigMTU := xdptest.NewLab(t, vethlab.Config{Queues: 1, MTU: 2000})
 	tests := []struct {
 		name string
 		cfg  AFXDPConfig
@@ -287,7 +287,7 @@ func TestOpenAFXDPErrors(t *testing.T) {
 
 // TestOpenAFXDPTwice opens a second source on an interface that has one.
 func TestOpenAFXDPTwice(t *testing.T) {
-	lab := newLab(t, vethlab.Config{Queues: 2})
+	lab := xdptest.NewLab(t, vethlab.Config{Queues: 2})
 	first := openSource(t, AFXDPConfig{Iface: lab.Host, Mode: XDPGeneric})
 	src, err := OpenAFXDP(AFXDPConfig{Iface: lab.Host, Mode: XDPGeneric})
 	if err == nil {
@@ -308,14 +308,14 @@ func TestOpenAFXDPTwice(t *testing.T) {
 // call of OpenAFXDP runs on the calling thread).
 func openWithout(tb testing.TB, cfg AFXDPConfig, drop []uint) (src Source, err error) {
 	tb.Helper()
-	if cerr := testenv.WithoutCapabilities(drop, func() { src, err = OpenAFXDP(cfg) }); cerr != nil {
+	if cerr := xdptest.WithoutCapabilities(drop, func() { src, err = OpenAFXDP(cfg) }); cerr != nil {
 		return nil, cerr
 	}
 	return src, err
 }
 
 func TestOpenAFXDPWithoutPrivileges(t *testing.T) {
-	lab := newLab(t, vethlab.Config{Queues: 1})
+	lab := xdptest.NewLab(t, vethlab.Config{Queues: 1})
 	// Run the cached feature probes with every capability first.
 	if err := kernel.HaveXDPLinks(); err != nil {
 		t.Fatal(err)
@@ -364,7 +364,7 @@ func TestAFXDPKilled(t *testing.T) {
 		fmt.Println("ready")
 		select {}
 	}
-	lab := newLab(t, vethlab.Config{Queues: 2})
+	lab := xdptest.NewLab(t, vethlab.Config{Queues: 2})
 	if err := kernel.HaveXDPLinks(); err != nil {
 		t.Skipf("a killed process leaves its program attached without XDP links: %v", err)
 	}

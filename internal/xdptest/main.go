@@ -1,0 +1,115 @@
+package xdptest
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Main is the TestMain of every package whose tests start goroutines or
+// touch the kernel: it runs the tests, then atExit (removing what the
+// package's tests built once for all of them), and fails the run when a
+// test left something behind: a file descriptor, a goroutine, a mapping of
+// a socket (an AF_XDP ring or UMEM), a namespace or veth of this process's
+// labs, or a child process. It catches SIGINT, SIGTERM and SIGHUP first
+// (CatchSignals), so that an interrupted run removes its labs.
+func Main(m *testing.M, atExit ...func()) {
+	CatchSignals()
+	// The runtime opens its poller's descriptors on the first pollable file:
+	// open them now, so that a test that opens the first pipe or socket does
+	// not count them as its own.
+	if r, w, err := os.Pipe(); err == nil {
+		r.Close()
+		w.Close()
+	}
+	fds, goroutines := openFDs(), runtime.NumGoroutine()
+	code := m.Run()
+	for _, fn := range atExit {
+		fn()
+	}
+	if code == 0 {
+		for _, l := range leftovers(fds, goroutines) {
+			fmt.Fprintln(os.Stderr, "outlived the tests:", l)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// leftovers lists what exists now and did not before the tests ran. A
+// goroutine's end and a deferred close signal nothing the process can wait
+// on, so it looks again, for a second at most, before it answers.
+func leftovers(fds, goroutines int) []string {
+	var out []string
+	for deadline := time.Now().Add(time.Second); ; time.Sleep(20 * time.Millisecond) {
+		out = out[:0]
+		if n := openFDs(); n > fds {
+			out = append(out, fmt.Sprintf("%d file descriptors", n-fds))
+		}
+		if n := runtime.NumGoroutine(); n > goroutines {
+			out = append(out, fmt.Sprintf("%d goroutines", n-goroutines))
+		}
+		if n := SocketMappings(); n > 0 {
+			out = append(out, fmt.Sprintf("%d mappings of sockets (AF_XDP rings)", n))
+		}
+		out = append(out, labLeftovers()...)
+		if children := childProcesses(); len(children) > 0 {
+			out = append(out, "child processes "+strings.Join(children, ", "))
+		}
+		if len(out) == 0 || time.Now().After(deadline) {
+			return out
+		}
+	}
+}
+
+// openFDs is the number of file descriptors the process holds.
+func openFDs() int {
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return 0
+	}
+	return len(entries)
+}
+
+// SocketMappings counts the process's mappings of sockets (AF_XDP rings and
+// UMEMs) in /proc/self/maps.
+func SocketMappings() int {
+	b, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		return 0
+	}
+	return strings.Count(string(b), "socket:[")
+}
+
+// childProcesses lists the live children of this process, "PID (COMM)".
+// /proc/PID/task/TID/children lists only one thread's children, and any
+// thread may have started one: the process table is searched instead.
+func childProcesses() []string {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	self := os.Getpid()
+	var out []string
+	for _, e := range entries {
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// PID (COMM) STATE PPID ...: COMM may hold spaces and parentheses.
+		s := string(b)
+		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || end < open {
+			continue
+		}
+		var state string
+		var ppid int
+		if _, err := fmt.Sscan(s[end+1:], &state, &ppid); err == nil && ppid == self {
+			out = append(out, fmt.Sprintf("%s (%s)", e.Name(), s[open+1:end]))
+		}
+	}
+	return out
+}
