@@ -11,7 +11,7 @@ import (
 	"github.com/xdphash/xdphash/corpus"
 	"github.com/xdphash/xdphash/dissect"
 	"github.com/xdphash/xdphash/hash"
-	"github.com/xdphash/xdphash/internal/testenv"
+	"github.com/xdphash/xdphash/internal/xdptest"
 	"github.com/xdphash/xdphash/verify"
 )
 
@@ -29,7 +29,7 @@ func runWith(tb testing.TB, flow flowFunc, args ...string) (stdout, stderr strin
 }
 
 func TestVerifyAgreesWithKernel(t *testing.T) {
-	testenv.RequireRoot(t)
+	xdptest.RequireRoot(t)
 	for _, args := range [][]string{
 		{"verify"},
 		{"verify", "--path", "fast"},
@@ -56,7 +56,7 @@ func portsIgnored(key hash.Key, _ dissectPath) verify.FlowFunc {
 }
 
 func TestVerifyNamesTheWrongField(t *testing.T) {
-	testenv.RequireRoot(t)
+	xdptest.RequireRoot(t)
 	out, errOut, code := runWith(t, portsIgnored, "verify", "--max", "5")
 	if code != exitDivergence {
 		t.Fatalf("exit status %d, want %d\nstderr: %s", code, exitDivergence, errOut)
@@ -72,7 +72,7 @@ func TestVerifyNamesTheWrongField(t *testing.T) {
 }
 
 func TestVerifyPcap(t *testing.T) {
-	testenv.RequireRoot(t)
+	xdptest.RequireRoot(t)
 	var rs []record
 	for _, f := range corpus.Build()[:300] {
 		rs = append(rs, record{data: f.Data})

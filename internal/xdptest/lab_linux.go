@@ -56,8 +56,9 @@ func LabLeftovers(lab *vethlab.Lab) []string {
 	return out
 }
 
-// labLeftovers lists the namespaces and veths of this process's labs.
-func labLeftovers() []string {
+// OwnLabs lists the namespaces and veths of this process's labs that exist
+// now, as vethlab.Leftovers names them.
+func OwnLabs() []string {
 	var out []string
 	mine := vethlab.Prefix + fmt.Sprint(os.Getpid())
 	for _, l := range vethlab.Leftovers() {

@@ -2,5 +2,5 @@
 
 package xdptest
 
-// labLeftovers lists nothing: labs exist on Linux only.
-func labLeftovers() []string { return nil }
+// OwnLabs lists nothing: labs exist on Linux only.
+func OwnLabs() []string { return nil }

@@ -55,7 +55,7 @@ func leftovers(fds, goroutines int) []string {
 		if n := SocketMappings(); n > 0 {
 			out = append(out, fmt.Sprintf("%d mappings of sockets (AF_XDP rings)", n))
 		}
-		out = append(out, labLeftovers()...)
+		out = append(out, OwnLabs()...)
 		if children := childProcesses(); len(children) > 0 {
 			out = append(out, "child processes "+strings.Join(children, ", "))
 		}
