@@ -13,8 +13,8 @@ import (
 	"github.com/xdphash/xdphash/corpus"
 	"github.com/xdphash/xdphash/dissect"
 	"github.com/xdphash/xdphash/hash"
-	"github.com/xdphash/xdphash/internal/testenv"
 	"github.com/xdphash/xdphash/internal/vethlab"
+	"github.com/xdphash/xdphash/internal/xdptest"
 	"github.com/xdphash/xdphash/pipeline"
 	"github.com/xdphash/xdphash/pipeline/source"
 	"github.com/xdphash/xdphash/runstats"
@@ -48,28 +48,12 @@ func trafgenConfig(tb testing.TB, frames [][]byte) string {
 // keeps every frame: Every 1), and each must hash as the offline dissector
 // and hash say.
 func TestTrafgen(t *testing.T) {
-	testenv.RequireRoot(t)
+	xdptest.RequireRoot(t)
 	trafgen, err := exec.LookPath("trafgen")
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("trafgen not found (apt-get install netsniff-ng): %v", err)
-		}
-		t.Skipf("trafgen not found (apt-get install netsniff-ng): %v", err)
+		xdptest.Unavailable(t, "trafgen not found (apt-get install netsniff-ng): %v", err)
 	}
-	lab, err := vethlab.New(vethlab.Config{Queues: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := lab.Close(); err != nil {
-			t.Error(err)
-		}
-		for _, l := range vethlab.Leftovers() {
-			if strings.Contains(l, lab.NSName[:len(lab.NSName)-1]) {
-				t.Errorf("left behind: %s", l)
-			}
-		}
-	})
+	lab := xdptest.NewLab(t, vethlab.Config{Queues: 2})
 	var frames [][]byte
 	for _, f := range corpus.Bases() {
 		if len(f.Data) >= 14 && len(f.Data) <= 1514 {
@@ -118,6 +102,7 @@ func TestTrafgen(t *testing.T) {
 		<-done
 		t.Fatalf("%s: %v\n%s", cmd, err, out)
 	}
+	// Polled, for 5 s at most: the engine's counters signal nothing.
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		var got uint64
 		for _, q := range engine.Stats().Queues {
