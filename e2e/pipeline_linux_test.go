@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xdphash/xdphash/internal/xdptest"
+
 	"github.com/xdphash/xdphash/dissect"
 	"github.com/xdphash/xdphash/hash"
 	"github.com/xdphash/xdphash/internal/vethlab"
@@ -46,7 +48,7 @@ func TestPipelineAFXDP(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			lab := NewLab(t, vethlab.Config{Queues: tt.queues})
+			lab := xdptest.NewLab(t, vethlab.Config{Queues: tt.queues})
 			frames, err := Frames(lab.HostMAC, rounds)
 			if err != nil {
 				t.Fatal(err)
@@ -83,13 +85,13 @@ func TestPipelineAFXDP(t *testing.T) {
 			}
 
 			if tt.preload {
-				Send(t, lab, frames)
+				xdptest.Send(t, lab, frames)
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			done := Start(ctx, e)
 			if !tt.preload {
-				Send(t, lab, frames)
+				xdptest.Send(t, lab, frames)
 			}
 			waitAccounted(t, e, uint64(len(frames)), 10*time.Second)
 			cancel()
