@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -51,7 +52,7 @@ func TestAFXDPReceive(t *testing.T) {
 			}
 			frames := taggedFrames(10)
 			sender := newPeerSender(t, lab)
-			got := collect(t, src, len(frames), 10*time.Second, func(received func() int) {
+			got := collect(t, src, len(frames), 10*time.Second, func(received func(int, time.Duration) int) {
 				if cfg.Frames == 64 {
 					// Rings of 32 entries: send no faster than they drain,
 					// 16 frames at a time, each 16 once the receivers have
@@ -61,9 +62,7 @@ func TestAFXDPReceive(t *testing.T) {
 					for i := 0; i < len(frames); i += 16 {
 						end := min(i+16, len(frames))
 						sender.sendAll(t, frames[i:end])
-						for deadline := time.Now().Add(100 * time.Millisecond); received() < end && time.Now().Before(deadline); {
-							time.Sleep(20 * time.Microsecond)
-						}
+						received(end, 100*time.Millisecond)
 					}
 					return
 				}
@@ -138,7 +137,18 @@ func TestAFXDPCloseUnblocksReceive(t *testing.T) {
 			for _, q := range src.Queues() {
 				go func() { errs <- q.Receive(NewBatch(8)) }()
 			}
-			time.Sleep(20 * time.Millisecond) // let them block: nothing is sent
+			// Wait until every Receive holds its queue's lock: it is in its
+			// loop, which nothing but Close ends (nothing is sent). The
+			// lock signals nothing: it is polled, for 5 s at most.
+			for _, q := range src.Queues() {
+				aq := q.(*afxdpQueue)
+				for deadline := time.Now().Add(5 * time.Second); aq.mu.TryLock(); runtime.Gosched() {
+					aq.mu.Unlock()
+					if time.Now().After(deadline) {
+						t.Fatalf("queue %d: Receive not waiting after 5 s", aq.Queue())
+					}
+				}
+			}
 			if err := src.Close(); err != nil {
 				t.Fatal(err)
 			}
@@ -393,7 +403,8 @@ func TestAFXDPKilled(t *testing.T) {
 	}
 	cmd.Wait()
 	// The process is reaped once its files, the link among them, are
-	// released; allow the kernel a moment all the same.
+	// released; allow the kernel a moment all the same (polled: the kernel
+	// signals nothing).
 	for try := 0; xdpAttached(t, lab.Host); try++ {
 		if try == 100 {
 			t.Fatalf("an XDP program is still attached to %s 1 s after the child was killed", lab.Host)
