@@ -319,7 +319,7 @@ func sumValues(m map[string]uint64) uint64 {
 
 // waitAccounted waits until the workers have taken, and the kernel dropped,
 // n frames in all, for timeout at most; the test then checks whether they
-// are the right ones.
+// are the right ones. The counters signal nothing: they are polled.
 func waitAccounted(tb testing.TB, e *pipeline.Engine, n uint64, timeout time.Duration) {
 	tb.Helper()
 	var got uint64
