@@ -12,7 +12,15 @@ import (
 	"github.com/xdphash/xdphash/verify"
 )
 
-func TestMain(m *testing.M) { xdptest.Main(m) }
+// TestMain closes the fuzz targets' oracle, which lives as long as the
+// process, before it looks for what the tests left behind.
+func TestMain(m *testing.M) {
+	xdptest.Main(m, func() {
+		if fuzzOracleInst != nil {
+			fuzzOracleInst.Close()
+		}
+	})
+}
 
 // flows are the xdphash sides checked against the kernel: the slow path, and a
 // Dissector with every fast-path gate open.

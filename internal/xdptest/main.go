@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -42,12 +43,12 @@ func Main(m *testing.M, atExit ...func()) {
 // leftovers lists what exists now and did not before the tests ran. A
 // goroutine's end and a deferred close signal nothing the process can wait
 // on, so it looks again, for a second at most, before it answers.
-func leftovers(fds, goroutines int) []string {
+func leftovers(fds map[string]string, goroutines int) []string {
 	var out []string
 	for deadline := time.Now().Add(time.Second); ; time.Sleep(20 * time.Millisecond) {
 		out = out[:0]
-		if n := openFDs(); n > fds {
-			out = append(out, fmt.Sprintf("%d file descriptors", n-fds))
+		if now := openFDs(); len(now) > len(fds) {
+			out = append(out, fmt.Sprintf("%d file descriptors: %s", len(now)-len(fds), strings.Join(newFDs(fds, now), ", ")))
 		}
 		if n := runtime.NumGoroutine(); n > goroutines {
 			out = append(out, fmt.Sprintf("%d goroutines", n-goroutines))
@@ -65,13 +66,30 @@ func leftovers(fds, goroutines int) []string {
 	}
 }
 
-// openFDs is the number of file descriptors the process holds.
-func openFDs() int {
+// openFDs maps the process's file descriptors to what they open.
+func openFDs() map[string]string {
 	entries, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
-		return 0
+		return nil
 	}
-	return len(entries)
+	fds := make(map[string]string, len(entries))
+	for _, e := range entries {
+		fds[e.Name()], _ = os.Readlink("/proc/self/fd/" + e.Name())
+	}
+	return fds
+}
+
+// newFDs names the descriptors of now that before lacks, or that open
+// something else now: "7 -> anon_inode:bpf-prog".
+func newFDs(before, now map[string]string) []string {
+	var out []string
+	for fd, target := range now {
+		if t, ok := before[fd]; target != "" && (!ok || t != target) {
+			out = append(out, fd+" -> "+target)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // SocketMappings counts the process's mappings of sockets (AF_XDP rings and
