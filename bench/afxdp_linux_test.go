@@ -219,15 +219,7 @@ func pipelineRound(b *testing.B, cfg source.AFXDPConfig, n uint64) afxdpRound {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), roundLimit)
 	defer cancel()
-	type ran struct {
-		stats *runstats.RunStats
-		err   error
-	}
-	done := make(chan ran, 1)
-	go func() {
-		st, err := e.Run(ctx)
-		done <- ran{st, err}
-	}()
+	done := xdptest.Go(func() (*runstats.RunStats, error) { return e.Run(ctx) })
 	r := timeFrames(b, n, func() (served, received uint64) {
 		s := e.Stats()
 		for _, w := range s.Workers {
@@ -240,10 +232,10 @@ func pipelineRound(b *testing.B, cfg source.AFXDPConfig, n uint64) afxdpRound {
 	})
 	cancel()
 	res := <-done
-	if err := errors.Join(res.err, src.Close()); err != nil {
+	if err := errors.Join(res.Err, src.Close()); err != nil {
 		b.Fatal(err)
 	}
-	acc := res.stats.Accounting
+	acc := res.Value.Accounting
 	r.received = acc.Received
 	for _, n := range acc.KernelDrops {
 		r.kernelDrops += n

@@ -66,7 +66,7 @@ func TestPipelineAFXDP(t *testing.T) {
 					t.Error(err)
 				}
 			})
-			if got := XDPAttached(t, lab.Host); got != string(cfg.Mode) {
+			if got := xdptest.XDPAttached(t, lab.Host); got != string(cfg.Mode) {
 				t.Fatalf("XDP program on %s: %q, want %q", lab.Host, got, cfg.Mode)
 			}
 			if n := len(src.Queues()); n != tt.queues {
@@ -89,13 +89,15 @@ func TestPipelineAFXDP(t *testing.T) {
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			done := Start(ctx, e)
+			// Run may deliver before the Close it started on the source is
+			// done: the source is closed again below to wait for it.
+			done := xdptest.Go(func() (*runstats.RunStats, error) { return e.Run(ctx) })
 			if !tt.preload {
 				xdptest.Send(t, lab, frames)
 			}
 			waitAccounted(t, e, uint64(len(frames)), 10*time.Second)
 			cancel()
-			var r RunResult
+			var r xdptest.Result[*runstats.RunStats]
 			select {
 			case r = <-done:
 			case <-time.After(10 * time.Second):
@@ -104,16 +106,16 @@ func TestPipelineAFXDP(t *testing.T) {
 			if r.Err != nil {
 				t.Fatalf("run: %v", r.Err)
 			}
-			// Wait for the Close that Run started (see Start).
+			// Wait for the Close that Run started.
 			if err := src.Close(); err != nil {
 				t.Errorf("close: %v", err)
 			}
-			if got := XDPAttached(t, lab.Host); got != "" {
+			if got := xdptest.XDPAttached(t, lab.Host); got != "" {
 				t.Errorf("XDP program on %s after Close: %q, want none", lab.Host, got)
 			}
 
 			got := checkRecords(t, want, rec.all, !tt.preload)
-			checkRunStats(t, r.Stats, got, uint64(len(frames)), tt.preload)
+			checkRunStats(t, r.Value, got, uint64(len(frames)), tt.preload)
 			// A frame arrives on Host's receive queue numbered like the
 			// Peer transmit queue that the sending stack picked by its
 			// flow hash; in generic mode (no NAPI on Host) the kernel takes
@@ -122,7 +124,7 @@ func TestPipelineAFXDP(t *testing.T) {
 				t.Errorf("frames came on %d of %d queues: %v", len(got.perQueue), tt.queues, got.perQueue)
 			}
 			t.Logf("rx %s; frames per queue %v, per worker %v; kernel drops %v",
-				src.(*source.AFXDP).RxMode(), got.perQueue, got.perWorker, r.Stats.Accounting.KernelDrops)
+				src.(*source.AFXDP).RxMode(), got.perQueue, got.perWorker, r.Value.Accounting.KernelDrops)
 		})
 	}
 }

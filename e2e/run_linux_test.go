@@ -26,7 +26,7 @@ func TestRunKilled(t *testing.T) {
 	lab := xdptest.NewLab(t, vethlab.Config{Queues: 2})
 	c := startXdphash(t, "run", "--verbose", "--iface", lab.Host, "--queues", "all", "--workers", "2", "--hash-key", testKey.String())
 	c.waitRunning(t, lab)
-	if got := XDPAttached(t, lab.Host); got != "native" {
+	if got := xdptest.XDPAttached(t, lab.Host); got != "native" {
 		t.Errorf("with xdphash running, XDP program on %s: %q, want native", lab.Host, got)
 	}
 	if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {
@@ -37,7 +37,7 @@ func TestRunKilled(t *testing.T) {
 	}
 	// The process is reaped once the kernel has released its files, the
 	// BPF link and the sockets among them: nothing should be left at once.
-	if got := XDPAttached(t, lab.Host); got != "" {
+	if got := xdptest.XDPAttached(t, lab.Host); got != "" {
 		t.Errorf("XDP program on %s after xdphash was killed: %q, want none", lab.Host, got)
 	}
 	src, err := source.OpenAFXDP(source.AFXDPConfig{Iface: lab.Host})
@@ -80,7 +80,7 @@ func TestRunInterrupted(t *testing.T) {
 	if code := c.wait(t, 10*time.Second); code != 0 {
 		t.Fatalf("xdphash exited with %d after SIGINT, want 0\nstderr:\n%s", code, &c.stderr)
 	}
-	if got := XDPAttached(t, lab.Host); got != "" {
+	if got := xdptest.XDPAttached(t, lab.Host); got != "" {
 		t.Errorf("XDP program on %s after xdphash exited: %q, want none", lab.Host, got)
 	}
 	if !strings.Contains(c.stdout.String(), "(balanced)") {
@@ -154,7 +154,7 @@ func TestRunIfaceErrors(t *testing.T) {
 			if c.stdout.Len() > 0 {
 				t.Errorf("stdout: %s", &c.stdout)
 			}
-			if got := XDPAttached(t, lab.Host); got != "" {
+			if got := xdptest.XDPAttached(t, lab.Host); got != "" {
 				t.Errorf("the failed run left an XDP program on %s: %q", lab.Host, got)
 			}
 		})

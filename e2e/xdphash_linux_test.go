@@ -162,7 +162,7 @@ func (c *child) waitRunning(tb testing.TB, lab *vethlab.Lab) {
 	case <-time.After(10 * time.Second):
 		tb.Fatalf("xdphash not receiving on %s after 10 s: no run line (with --verbose?)\nstderr:\n%s", lab.Host, &c.stderr)
 	}
-	if x, n := XDPAttached(tb, lab.Host), socketsMapped(c.cmd.Process.Pid); x == "" || n < lab.Queues {
+	if x, n := xdptest.XDPAttached(tb, lab.Host), socketsMapped(c.cmd.Process.Pid); x == "" || n < lab.Queues {
 		tb.Fatalf("xdphash logged its run line with XDP %q on %s and %d sockets mapped, want %d", x, lab.Host, n, lab.Queues)
 	}
 }

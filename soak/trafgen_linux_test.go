@@ -82,15 +82,7 @@ func TestTrafgen(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	type ran struct {
-		st  *runstats.RunStats
-		err error
-	}
-	done := make(chan ran, 1)
-	go func() {
-		st, err := engine.Run(ctx)
-		done <- ran{st, err}
-	}()
+	done := xdptest.Go(func() (*runstats.RunStats, error) { return engine.Run(ctx) })
 
 	// -P 1: one process, so that -n counts all frames; -A: leave the
 	// system's socket memory sysctls alone; a gap keeps the AF_XDP rings
@@ -114,11 +106,11 @@ func TestTrafgen(t *testing.T) {
 	}
 	cancel()
 	r := <-done
-	if r.err != nil {
-		t.Fatal(r.err)
+	if r.Err != nil {
+		t.Fatal(r.Err)
 	}
-	if r.st.Accounting.Received != uint64(n) {
-		t.Errorf("received %d frames, trafgen sent %d; kernel drops %v", r.st.Accounting.Received, n, r.st.Accounting.KernelDrops)
+	if st := r.Value; st.Accounting.Received != uint64(n) {
+		t.Errorf("received %d frames, trafgen sent %d; kernel drops %v", st.Accounting.Received, n, st.Accounting.KernelDrops)
 	}
 
 	want := map[string]int{}

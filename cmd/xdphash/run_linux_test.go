@@ -8,24 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vishvananda/netlink"
-
 	"github.com/xdphash/xdphash/corpus"
 	"github.com/xdphash/xdphash/internal/vethlab"
 	"github.com/xdphash/xdphash/internal/xdptest"
 	"github.com/xdphash/xdphash/runstats"
 )
-
-// xdpAttached tells whether iface has an XDP program attached.
-func xdpAttached(tb testing.TB, iface string) bool {
-	tb.Helper()
-	link, err := netlink.LinkByName(iface)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	x := link.Attrs().Xdp
-	return x != nil && x.Attached
-}
 
 // TestRunIface runs xdphash run on the host end of a veth pair of its own
 // while the peer end, in the lab's namespace, sends the corpus's base frames:
@@ -53,7 +40,7 @@ func TestRunIface(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatalf("xdphash run not receiving after 10 s\nstderr: %s", &stderr)
 	}
-	if !xdpAttached(t, lab.Host) {
+	if xdptest.XDPAttached(t, lab.Host) == "" {
 		t.Errorf("xdphash run is receiving, but no XDP program is attached to %s", lab.Host)
 	}
 	var frames [][]byte
@@ -79,7 +66,7 @@ func TestRunIface(t *testing.T) {
 	if len(st.Queues) != 2 || st.Config.Source != "afxdp:"+lab.Host || st.Config.RxMode != "poll" {
 		t.Errorf("queues %d, config %+v", len(st.Queues), st.Config)
 	}
-	if xdpAttached(t, lab.Host) {
+	if xdptest.XDPAttached(t, lab.Host) != "" {
 		t.Errorf("an XDP program is still attached to %s", lab.Host)
 	}
 }

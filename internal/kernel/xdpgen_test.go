@@ -117,16 +117,7 @@ func TestFrameTablePut(t *testing.T) {
 // newXDPGen loads a generator for ft that is closed when the test ends.
 func newXDPGen(tb testing.TB, ft *FrameTable) *XDPGen {
 	tb.Helper()
-	gen, err := NewXDPGen(ft)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		if err := gen.Close(); err != nil {
-			tb.Error(err)
-		}
-	})
-	return gen
+	return xdptest.Open(tb, func() (*XDPGen, error) { return NewXDPGen(ft) })
 }
 
 // sendFromPeer sends n frames of gen from a thread pinned to cpu in the

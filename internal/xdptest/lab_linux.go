@@ -9,6 +9,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netlink/nl"
 	"github.com/xdphash/xdphash/internal/vethlab"
 )
 
@@ -106,4 +108,25 @@ func Send(tb testing.TB, lab *vethlab.Lab, frames [][]byte) {
 	if err != nil {
 		tb.Fatal(err)
 	}
+}
+
+// XDPAttached tells what XDP program the interface iface of the caller's
+// namespace runs: "" for none, "native" or "generic" for one attached in
+// that mode (source.XDPMode's names), "other" for offload or several.
+func XDPAttached(tb testing.TB, iface string) string {
+	tb.Helper()
+	link, err := netlink.LinkByName(iface)
+	if err != nil {
+		tb.Fatalf("find %s: %v", iface, err)
+	}
+	x := link.Attrs().Xdp
+	switch {
+	case x == nil || !x.Attached:
+		return ""
+	case x.AttachMode == nl.XDP_ATTACHED_DRV:
+		return "native"
+	case x.AttachMode == nl.XDP_ATTACHED_SKB:
+		return "generic"
+	}
+	return "other"
 }
