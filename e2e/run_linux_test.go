@@ -11,9 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xdphash/xdphash/internal/xdptest"
-
 	"github.com/xdphash/xdphash/internal/vethlab"
+	"github.com/xdphash/xdphash/internal/xdptest"
 	"github.com/xdphash/xdphash/pipeline/source"
 	"github.com/xdphash/xdphash/runstats"
 )

@@ -15,9 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xdphash/xdphash/internal/xdptest"
-
 	"github.com/xdphash/xdphash/internal/vethlab"
+	"github.com/xdphash/xdphash/internal/xdptest"
 )
 
 // xdphash is the command binary the tests run, built once per process.

@@ -7,11 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xdphash/xdphash/internal/xdptest"
-
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/xdphash/xdphash/corpus"
+	"github.com/xdphash/xdphash/internal/xdptest"
 	"github.com/xdphash/xdphash/pipeline/source"
 	"github.com/xdphash/xdphash/queues"
 	"github.com/xdphash/xdphash/runstats"
