@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"github.com/xdphash/xdphash/dissect"
-	"github.com/xdphash/xdphash/e2e"
 	"github.com/xdphash/xdphash/hash"
 	"github.com/xdphash/xdphash/internal/kernel"
 	"github.com/xdphash/xdphash/internal/vethlab"
+	"github.com/xdphash/xdphash/internal/xdptest"
 	"github.com/xdphash/xdphash/pipeline"
 	"github.com/xdphash/xdphash/pipeline/source"
 	"github.com/xdphash/xdphash/pktgen"
+	"github.com/xdphash/xdphash/runstats"
 )
 
 // BenchmarkAFXDPPipeline measures the whole pipeline on live traffic
@@ -103,7 +104,7 @@ func (r afxdpRound) kernelDropShare() float64 {
 }
 
 func benchAFXDPPipeline(b *testing.B, queues int, rx source.RxMode) {
-	lab := e2e.NewLab(b, vethlab.Config{Queues: queues})
+	lab := xdptest.NewLab(b, vethlab.Config{Queues: queues})
 	cpus, err := kernel.AllowedCPUs()
 	if err != nil {
 		b.Fatal(err)
@@ -218,7 +219,7 @@ func pipelineRound(b *testing.B, cfg source.AFXDPConfig, n uint64) afxdpRound {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), roundLimit)
 	defer cancel()
-	done := e2e.Start(ctx, e)
+	done := xdptest.Go(func() (*runstats.RunStats, error) { return e.Run(ctx) })
 	r := timeFrames(b, n, func() (served, received uint64) {
 		s := e.Stats()
 		for _, w := range s.Workers {
@@ -234,7 +235,7 @@ func pipelineRound(b *testing.B, cfg source.AFXDPConfig, n uint64) afxdpRound {
 	if err := errors.Join(res.Err, src.Close()); err != nil {
 		b.Fatal(err)
 	}
-	acc := res.Stats.Accounting
+	acc := res.Value.Accounting
 	r.received = acc.Received
 	for _, n := range acc.KernelDrops {
 		r.kernelDrops += n

@@ -1,8 +1,8 @@
 package bench
 
 import (
+	"runtime"
 	"slices"
-	"testing"
 	"time"
 
 	"github.com/xdphash/xdphash/dissect"
@@ -74,6 +74,23 @@ func timeLoop(d time.Duration, fn loop) float64 {
 		grow := int(float64(n) * 1.2 * float64(d) / float64(max(el, time.Microsecond)))
 		n = min(max(grow, n*2), 1<<30)
 	}
+}
+
+// allocsPerRun is the number of heap allocations of one call of fn over
+// runs calls, after one call that warms it up, rounded down as package
+// testing's AllocsPerRun counts them: the xdphash binary does not link
+// testing.
+// The count is the process's: other goroutines must not allocate meanwhile.
+func allocsPerRun(runs int, fn func()) float64 {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	fn()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range runs {
+		fn()
+	}
+	runtime.ReadMemStats(&after)
+	return float64((after.Mallocs - before.Mallocs) / uint64(runs))
 }
 
 func median(v []float64) float64 {
@@ -206,7 +223,7 @@ func Dissect(opt Options) Report {
 		r := Row{Case: cc.name, Path: cc.path, Ns: map[Contender]float64{}, Allocs: map[Contender]float64{}}
 		for c, m := range cc.by {
 			r.Ns[c] = median(m.times)
-			r.Allocs[c] = testing.AllocsPerRun(100, func() { m.fn(1) })
+			r.Allocs[c] = allocsPerRun(100, func() { m.fn(1) })
 		}
 		rep.Rows = append(rep.Rows, r)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/xdphash/xdphash/dissect"
 	"github.com/xdphash/xdphash/hash"
 	"github.com/xdphash/xdphash/internal/vethlab"
+	"github.com/xdphash/xdphash/internal/xdptest"
 	"github.com/xdphash/xdphash/pipeline"
 	"github.com/xdphash/xdphash/pipeline/source"
 	"github.com/xdphash/xdphash/queues"
@@ -46,7 +47,7 @@ func TestPipelineAFXDP(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			lab := NewLab(t, vethlab.Config{Queues: tt.queues})
+			lab := xdptest.NewLab(t, vethlab.Config{Queues: tt.queues})
 			frames, err := Frames(lab.HostMAC, rounds)
 			if err != nil {
 				t.Fatal(err)
@@ -64,7 +65,7 @@ func TestPipelineAFXDP(t *testing.T) {
 					t.Error(err)
 				}
 			})
-			if got := XDPAttached(t, lab.Host); got != string(cfg.Mode) {
+			if got := xdptest.XDPAttached(t, lab.Host); got != string(cfg.Mode) {
 				t.Fatalf("XDP program on %s: %q, want %q", lab.Host, got, cfg.Mode)
 			}
 			if n := len(src.Queues()); n != tt.queues {
@@ -83,17 +84,19 @@ func TestPipelineAFXDP(t *testing.T) {
 			}
 
 			if tt.preload {
-				Send(t, lab, frames)
+				xdptest.Send(t, lab, frames)
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			done := Start(ctx, e)
+			// Run may deliver before the Close it started on the source is
+			// done: the source is closed again below to wait for it.
+			done := xdptest.Go(func() (*runstats.RunStats, error) { return e.Run(ctx) })
 			if !tt.preload {
-				Send(t, lab, frames)
+				xdptest.Send(t, lab, frames)
 			}
 			waitAccounted(t, e, uint64(len(frames)), 10*time.Second)
 			cancel()
-			var r RunResult
+			var r xdptest.Result[*runstats.RunStats]
 			select {
 			case r = <-done:
 			case <-time.After(10 * time.Second):
@@ -102,16 +105,16 @@ func TestPipelineAFXDP(t *testing.T) {
 			if r.Err != nil {
 				t.Fatalf("run: %v", r.Err)
 			}
-			// Wait for the Close that Run started (see Start).
+			// Wait for the Close that Run started.
 			if err := src.Close(); err != nil {
 				t.Errorf("close: %v", err)
 			}
-			if got := XDPAttached(t, lab.Host); got != "" {
+			if got := xdptest.XDPAttached(t, lab.Host); got != "" {
 				t.Errorf("XDP program on %s after Close: %q, want none", lab.Host, got)
 			}
 
 			got := checkRecords(t, want, rec.all, !tt.preload)
-			checkRunStats(t, r.Stats, got, uint64(len(frames)), tt.preload)
+			checkRunStats(t, r.Value, got, uint64(len(frames)), tt.preload)
 			// A frame arrives on Host's receive queue numbered like the
 			// Peer transmit queue that the sending stack picked by its
 			// flow hash; in generic mode (no NAPI on Host) the kernel takes
@@ -120,7 +123,7 @@ func TestPipelineAFXDP(t *testing.T) {
 				t.Errorf("frames came on %d of %d queues: %v", len(got.perQueue), tt.queues, got.perQueue)
 			}
 			t.Logf("rx %s; frames per queue %v, per worker %v; kernel drops %v",
-				src.(*source.AFXDP).RxMode(), got.perQueue, got.perWorker, r.Stats.Accounting.KernelDrops)
+				src.(*source.AFXDP).RxMode(), got.perQueue, got.perWorker, r.Value.Accounting.KernelDrops)
 		})
 	}
 }
@@ -317,7 +320,7 @@ func sumValues(m map[string]uint64) uint64 {
 
 // waitAccounted waits until the workers have taken, and the kernel dropped,
 // n frames in all, for timeout at most; the test then checks whether they
-// are the right ones.
+// are the right ones. The counters signal nothing: they are polled.
 func waitAccounted(tb testing.TB, e *pipeline.Engine, n uint64, timeout time.Duration) {
 	tb.Helper()
 	var got uint64

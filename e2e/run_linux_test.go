@@ -1,16 +1,18 @@
 package e2e
 
 import (
-	"bytes"
-	"encoding/json"
-	"os"
+	"io"
+	"net/http"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/xdphash/xdphash/internal/vethlab"
+	"github.com/xdphash/xdphash/internal/xdptest"
 	"github.com/xdphash/xdphash/pipeline/source"
 	"github.com/xdphash/xdphash/runstats"
 )
@@ -20,10 +22,10 @@ import (
 // down with it: no XDP program on Host, and every queue free for a new
 // AF_XDP source.
 func TestRunKilled(t *testing.T) {
-	lab := NewLab(t, vethlab.Config{Queues: 2})
+	lab := xdptest.NewLab(t, vethlab.Config{Queues: 2})
 	c := startXdphash(t, "run", "--verbose", "--iface", lab.Host, "--queues", "all", "--workers", "2", "--hash-key", testKey.String())
 	c.waitRunning(t, lab)
-	if got := XDPAttached(t, lab.Host); got != "native" {
+	if got := xdptest.XDPAttached(t, lab.Host); got != "native" {
 		t.Errorf("with xdphash running, XDP program on %s: %q, want native", lab.Host, got)
 	}
 	if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {
@@ -34,7 +36,7 @@ func TestRunKilled(t *testing.T) {
 	}
 	// The process is reaped once the kernel has released its files, the
 	// BPF link and the sockets among them: nothing should be left at once.
-	if got := XDPAttached(t, lab.Host); got != "" {
+	if got := xdptest.XDPAttached(t, lab.Host); got != "" {
 		t.Errorf("XDP program on %s after xdphash was killed: %q, want none", lab.Host, got)
 	}
 	src, err := source.OpenAFXDP(source.AFXDPConfig{Iface: lab.Host})
@@ -53,7 +55,7 @@ func TestRunKilled(t *testing.T) {
 // each worker got exactly the frames whose hash, with the run's key, selects
 // it.
 func TestRunInterrupted(t *testing.T) {
-	lab := NewLab(t, vethlab.Config{Queues: 2})
+	lab := xdptest.NewLab(t, vethlab.Config{Queues: 2})
 	frames, err := Frames(lab.HostMAC, rounds)
 	if err != nil {
 		t.Fatal(err)
@@ -65,27 +67,26 @@ func TestRunInterrupted(t *testing.T) {
 	}
 	out := filepath.Join(t.TempDir(), "run.json")
 	c := startXdphash(t, "run", "--verbose", "--iface", lab.Host, "--queues", "all", "--workers", "2",
-		"--hash-key", testKey.String(), "--rx-mode", "poll", "--out", out)
+		"--hash-key", testKey.String(), "--rx-mode", "poll", "--out", out, "--metrics-addr", "127.0.0.1:0")
 	c.waitRunning(t, lab)
-	Send(t, lab, frames)
-	// The command shows no progress but its status line on a terminal;
-	// the frames it has not taken off its rings when the signal closes them
-	// are counted nowhere. Taking a few hundred takes microseconds.
-	time.Sleep(time.Second)
+	xdptest.Send(t, lab, frames)
+	// The frames the command has not taken off its rings when the signal
+	// closes them are counted nowhere: wait until it has taken them all.
+	c.waitTaken(t, uint64(len(frames)))
 	if err := c.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
 	if code := c.wait(t, 10*time.Second); code != 0 {
 		t.Fatalf("xdphash exited with %d after SIGINT, want 0\nstderr:\n%s", code, &c.stderr)
 	}
-	if got := XDPAttached(t, lab.Host); got != "" {
+	if got := xdptest.XDPAttached(t, lab.Host); got != "" {
 		t.Errorf("XDP program on %s after xdphash exited: %q, want none", lab.Host, got)
 	}
 	if !strings.Contains(c.stdout.String(), "(balanced)") {
 		t.Errorf("the summary does not say the accounting balanced:\n%s", &c.stdout)
 	}
 
-	st := readRunStats(t, out)
+	st := xdptest.ReadJSON[runstats.RunStats](t, out)
 	acc := st.Accounting
 	var dropped uint64
 	for _, n := range acc.Dropped {
@@ -122,7 +123,7 @@ func TestRunInterrupted(t *testing.T) {
 // that names what is missing and says what to do, and leave nothing
 // attached.
 func TestRunIfaceErrors(t *testing.T) {
-	lab := NewLab(t, vethlab.Config{Queues: 2})
+	lab := xdptest.NewLab(t, vethlab.Config{Queues: 2})
 	missing := vethlab.Prefix + "none0"
 	tests := []struct {
 		name string
@@ -152,25 +153,54 @@ func TestRunIfaceErrors(t *testing.T) {
 			if c.stdout.Len() > 0 {
 				t.Errorf("stdout: %s", &c.stdout)
 			}
-			if got := XDPAttached(t, lab.Host); got != "" {
+			if got := xdptest.XDPAttached(t, lab.Host); got != "" {
 				t.Errorf("the failed run left an XDP program on %s: %q", lab.Host, got)
 			}
 		})
 	}
 }
 
-// readRunStats decodes a --out file, refusing fields RunStats lacks.
-func readRunStats(tb testing.TB, path string) *runstats.RunStats {
+// waitTaken waits until the child (run with --metrics-addr) has taken n
+// frames off its rings or counted them as dropped by the kernel, for 10 s at
+// most. Its counters signal nothing: its /metrics page is polled.
+func (c *child) waitTaken(tb testing.TB, n uint64) {
 	tb.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		tb.Fatal(err)
+	select {
+	case <-c.stderr.Seen(`msg="serving metrics"`):
+	case <-c.done:
+		tb.Fatalf("xdphash ended before it served metrics: %v\nstderr:\n%s", c.err, &c.stderr)
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	var st runstats.RunStats
-	if err := dec.Decode(&st); err != nil {
-		tb.Fatalf("decode %s: %v", path, err)
+	m := regexp.MustCompile(`msg="serving metrics" url=(\S+)`).FindStringSubmatch(c.stderr.String())
+	if m == nil {
+		tb.Fatalf("no metrics URL in the log:\n%s", &c.stderr)
 	}
-	return &st
+	// No keep-alive: a connection left idle would outlive the test.
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: time.Second}
+	var taken uint64
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		resp, err := client.Get(m[1])
+		if err != nil {
+			tb.Fatal(err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		taken = 0
+		for line := range strings.Lines(string(b)) {
+			name, value, _ := strings.Cut(strings.TrimSpace(line), " ")
+			if strings.HasPrefix(name, "xdphash_rx_packets_total{") || strings.HasPrefix(name, "xdphash_drops_total{") && strings.Contains(name, `stage="kernel"`) {
+				v, err := strconv.ParseFloat(value, 64)
+				if err != nil {
+					tb.Fatalf("metrics line %q: %v", line, err)
+				}
+				taken += uint64(v)
+			}
+		}
+		if taken >= n {
+			return
+		}
+	}
+	tb.Fatalf("xdphash took %d of %d frames in 10 s", taken, n)
 }

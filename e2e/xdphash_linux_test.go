@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/xdphash/xdphash/internal/vethlab"
+	"github.com/xdphash/xdphash/internal/xdptest"
 )
 
 // xdphash is the command binary the tests run, built once per process.
@@ -79,34 +79,9 @@ func raceEnabled() bool {
 // child is a running xdphash command.
 type child struct {
 	cmd            *exec.Cmd
-	stdout, stderr syncBuffer
+	stdout, stderr xdptest.Output
 	done           chan struct{}
 	err            error // Wait's result, once done is closed
-}
-
-// syncBuffer collects a child's output: the goroutine that copies it writes
-// while a test may read.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func (s *syncBuffer) Len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Len()
 }
 
 // startXdphash starts the xdphash binary with args; see startChild.
@@ -146,7 +121,7 @@ func startChild(tb testing.TB, cmd *exec.Cmd) *child {
 	if err := <-started; err != nil {
 		tb.Fatalf("start %s: %v", strings.Join(cmd.Args, " "), err)
 	}
-	forget := UndoOnSignal(func() { c.cmd.Process.Kill() })
+	forget := xdptest.UndoOnSignal(func() { c.cmd.Process.Kill() })
 	tb.Cleanup(func() {
 		forget()
 		c.cmd.Process.Kill()
@@ -170,30 +145,24 @@ func (c *child) wait(tb testing.TB, timeout time.Duration) int {
 }
 
 // waitRunning waits until the child receives on every queue of lab's Host:
-// an XDP program is attached there, the child has mapped the rings of one
-// AF_XDP socket per queue, and it has logged its "run" debug line, which it
-// writes once every socket is in the program's map (the child must run
-// with --verbose). A socket mapped but not yet in the map is not enough: the
-// program passes that queue's frames to the kernel's stack, where no count
-// of the child's sees them. It fails the test if the child ends first or
-// takes more than 10 s.
+// until it logs its "run" debug line, which it writes once every socket is
+// in the program's map (the child must run with --verbose). A socket mapped
+// but not yet in the map is not enough: the program passes that queue's
+// frames to the kernel's stack, where no count of the child's sees them.
+// It fails the test if the child ends first or takes more than 10 s, and
+// checks what the line promises: an XDP program attached to Host, and the
+// rings of one AF_XDP socket per queue mapped.
 func (c *child) waitRunning(tb testing.TB, lab *vethlab.Lab) {
 	tb.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		select {
-		case <-c.done:
-			tb.Fatalf("xdphash ended before it ran: %v\nstderr:\n%s", c.err, &c.stderr)
-		default:
-		}
-		running := strings.Contains(c.stderr.String(), "msg=run ")
-		if running && XDPAttached(tb, lab.Host) != "" && socketsMapped(c.cmd.Process.Pid) >= lab.Queues {
-			return
-		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("xdphash not receiving on %s after 10 s: XDP %q, %d sockets mapped, run logged %v (with --verbose?)\nstderr:\n%s",
-				lab.Host, XDPAttached(tb, lab.Host), socketsMapped(c.cmd.Process.Pid), running, &c.stderr)
-		}
-		time.Sleep(10 * time.Millisecond)
+	select {
+	case <-c.stderr.Seen("msg=run "):
+	case <-c.done:
+		tb.Fatalf("xdphash ended before it ran: %v\nstderr:\n%s", c.err, &c.stderr)
+	case <-time.After(10 * time.Second):
+		tb.Fatalf("xdphash not receiving on %s after 10 s: no run line (with --verbose?)\nstderr:\n%s", lab.Host, &c.stderr)
+	}
+	if x, n := xdptest.XDPAttached(tb, lab.Host), socketsMapped(c.cmd.Process.Pid); x == "" || n < lab.Queues {
+		tb.Fatalf("xdphash logged its run line with XDP %q on %s and %d sockets mapped, want %d", x, lab.Host, n, lab.Queues)
 	}
 }
 

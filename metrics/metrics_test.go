@@ -124,6 +124,8 @@ func TestServe(t *testing.T) {
 	}
 
 	cancel()
+	// Serve signals nothing when its server has shut down: polled, for 5 s
+	// at most.
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		resp, err := http.Get("http://" + addr + "/metrics")

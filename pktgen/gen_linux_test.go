@@ -13,45 +13,16 @@ import (
 	"github.com/xdphash/xdphash/hash"
 	"github.com/xdphash/xdphash/internal/kernel"
 	"github.com/xdphash/xdphash/internal/vethlab"
+	"github.com/xdphash/xdphash/internal/xdptest"
 )
 
-// TestMain fails the run when a test leaves a file descriptor, a network
-// namespace or a veth behind.
-func TestMain(m *testing.M) {
-	before := openFDs()
-	code := m.Run()
-	if after := openFDs(); code == 0 && after > before {
-		fmt.Fprintf(os.Stderr, "%d file descriptors outlived the tests\n", after-before)
-		code = 1
-	}
-	if left := vethlab.Leftovers(); code == 0 && len(left) > 0 {
-		for _, l := range left {
-			if strings.Contains(l, fmt.Sprintf("%s%d", vethlab.Prefix, os.Getpid())) {
-				fmt.Fprintf(os.Stderr, "left behind: %s\n", l)
-				code = 1
-			}
-		}
-	}
-	os.Exit(code)
-}
-
-func openFDs() int {
-	entries, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		return 0
-	}
-	return len(entries)
-}
+func TestMain(m *testing.M) { xdptest.Main(m) }
 
 // newLab creates a veth lab whose Host end is ready for generated traffic
 // (kernel.PrepareReceiver), and removes it when the test ends.
 func newLab(tb testing.TB) *vethlab.Lab {
 	tb.Helper()
-	lab := vethlab.ForTest(tb, vethlab.Config{Queues: 2})
-	if err := kernel.PrepareReceiver(lab.Host); err != nil {
-		tb.Fatal(err)
-	}
-	return lab
+	return xdptest.NewLab(tb, vethlab.Config{Queues: 2}, kernel.PrepareReceiver)
 }
 
 func hostRx(tb testing.TB, lab *vethlab.Lab) uint64 {
@@ -258,7 +229,7 @@ func TestRunKernelPktgen(t *testing.T) {
 
 // TestReceiverMAC finds the Host end's MAC from Peer.
 func TestReceiverMAC(t *testing.T) {
-	lab := vethlab.ForTest(t, vethlab.Config{Queues: 1, Named: true}) // ReceiverMAC takes a name
+	lab := xdptest.NewLab(t, vethlab.Config{Queues: 1, Named: true}) // ReceiverMAC takes a name
 	mac, err := ReceiverMAC(lab.Peer, lab.NSName, nil)
 	if err != nil {
 		t.Fatal(err)

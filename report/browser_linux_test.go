@@ -9,11 +9,13 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/xdphash/xdphash/internal/xdptest"
 )
 
 // chromium returns the path of the Chromium binary. It skips the test when
-// there is none, unless CI=true, where a missing browser is a failure: CI
-// installs it (Debian package chromium).
+// there is none, unless CI=true, where a missing browser is a failure
+// (xdptest.Unavailable): CI installs it (Debian package chromium).
 func chromium(tb testing.TB) string {
 	tb.Helper()
 	for _, name := range []string{"chromium", "chromium-browser"} {
@@ -21,10 +23,7 @@ func chromium(tb testing.TB) string {
 			return p
 		}
 	}
-	if os.Getenv("CI") == "true" {
-		tb.Fatalf("chromium is not installed, and CI=true forbids skipping (hint: apt-get install -y chromium)")
-	}
-	tb.Skip("chromium is not installed (hint: apt-get install -y chromium)")
+	xdptest.Unavailable(tb, "chromium is not installed (hint: apt-get install -y chromium)")
 	return ""
 }
 

@@ -15,8 +15,8 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
-	"github.com/xdphash/xdphash/internal/testenv"
 	"github.com/xdphash/xdphash/internal/vethlab"
+	"github.com/xdphash/xdphash/internal/xdptest"
 )
 
 // killChildEnv marks the child process of TestSoakKilled.
@@ -42,7 +42,7 @@ func TestSoakKilled(t *testing.T) {
 		os.Stdout.WriteString("error " + err.Error() + "\n")
 		os.Exit(3)
 	}
-	testenv.RequireRoot(t)
+	xdptest.RequireRoot(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestSoakKilled$")
 	cmd.Env = append(os.Environ(), killChildEnv+"=1")
 	stdout, err := cmd.StdoutPipe()

@@ -13,8 +13,8 @@ import (
 	"github.com/xdphash/xdphash/corpus"
 	"github.com/xdphash/xdphash/dissect"
 	"github.com/xdphash/xdphash/hash"
-	"github.com/xdphash/xdphash/internal/testenv"
 	"github.com/xdphash/xdphash/internal/vethlab"
+	"github.com/xdphash/xdphash/internal/xdptest"
 	"github.com/xdphash/xdphash/pipeline"
 	"github.com/xdphash/xdphash/pipeline/source"
 	"github.com/xdphash/xdphash/runstats"
@@ -48,28 +48,12 @@ func trafgenConfig(tb testing.TB, frames [][]byte) string {
 // keeps every frame: Every 1), and each must hash as the offline dissector
 // and hash say.
 func TestTrafgen(t *testing.T) {
-	testenv.RequireRoot(t)
+	xdptest.RequireRoot(t)
 	trafgen, err := exec.LookPath("trafgen")
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("trafgen not found (apt-get install netsniff-ng): %v", err)
-		}
-		t.Skipf("trafgen not found (apt-get install netsniff-ng): %v", err)
+		xdptest.Unavailable(t, "trafgen not found (apt-get install netsniff-ng): %v", err)
 	}
-	lab, err := vethlab.New(vethlab.Config{Queues: 2, Named: true}) // for ip netns exec
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := lab.Close(); err != nil {
-			t.Error(err)
-		}
-		for _, l := range vethlab.Leftovers() {
-			if strings.Contains(l, lab.NSName[:len(lab.NSName)-1]) {
-				t.Errorf("left behind: %s", l)
-			}
-		}
-	})
+	lab := xdptest.NewLab(t, vethlab.Config{Queues: 2, Named: true}) // named: for ip netns exec
 	var frames [][]byte
 	for _, f := range corpus.Bases() {
 		if len(f.Data) >= 14 && len(f.Data) <= 1514 {
@@ -98,15 +82,7 @@ func TestTrafgen(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	type ran struct {
-		st  *runstats.RunStats
-		err error
-	}
-	done := make(chan ran, 1)
-	go func() {
-		st, err := engine.Run(ctx)
-		done <- ran{st, err}
-	}()
+	done := xdptest.Go(func() (*runstats.RunStats, error) { return engine.Run(ctx) })
 
 	// -P 1: one process, so that -n counts all frames; -A: leave the
 	// system's socket memory sysctls alone; a gap keeps the AF_XDP rings
@@ -118,6 +94,7 @@ func TestTrafgen(t *testing.T) {
 		<-done
 		t.Fatalf("%s: %v\n%s", cmd, err, out)
 	}
+	// Polled, for 5 s at most: the engine's counters signal nothing.
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		var got uint64
 		for _, q := range engine.Stats().Queues {
@@ -129,11 +106,11 @@ func TestTrafgen(t *testing.T) {
 	}
 	cancel()
 	r := <-done
-	if r.err != nil {
-		t.Fatal(r.err)
+	if r.Err != nil {
+		t.Fatal(r.Err)
 	}
-	if r.st.Accounting.Received != uint64(n) {
-		t.Errorf("received %d frames, trafgen sent %d; kernel drops %v", r.st.Accounting.Received, n, r.st.Accounting.KernelDrops)
+	if st := r.Value; st.Accounting.Received != uint64(n) {
+		t.Errorf("received %d frames, trafgen sent %d; kernel drops %v", st.Accounting.Received, n, st.Accounting.KernelDrops)
 	}
 
 	want := map[string]int{}

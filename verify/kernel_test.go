@@ -8,19 +8,18 @@ import (
 	"github.com/xdphash/xdphash/dissect"
 	"github.com/xdphash/xdphash/hash"
 	"github.com/xdphash/xdphash/internal/kernel"
-	"github.com/xdphash/xdphash/internal/testenv"
+	"github.com/xdphash/xdphash/internal/xdptest"
 	"github.com/xdphash/xdphash/verify"
 )
 
-func newOracle(tb testing.TB) *kernel.HashOracle {
-	tb.Helper()
-	testenv.RequireRoot(tb)
-	o, err := kernel.NewHashOracle()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { o.Close() })
-	return o
+// TestMain closes the fuzz targets' oracle, which lives as long as the
+// process, before it looks for what the tests left behind.
+func TestMain(m *testing.M) {
+	xdptest.Main(m, func() {
+		if fuzzOracleInst != nil {
+			fuzzOracleInst.Close()
+		}
+	})
 }
 
 // flows are the xdphash sides checked against the kernel: the slow path, and a
@@ -61,7 +60,7 @@ func kernelHashTagged(o *kernel.HashOracle, frame []byte, tag dissect.VLANTag) (
 // the corpus share one partition: a tagged frame must land in the flow of the
 // same frame with the tag in line where the kernel puts it there.
 func TestCorpusPartitionMatchesKernel(t *testing.T) {
-	o := newOracle(t)
+	o := xdptest.Open(t, kernel.NewHashOracle)
 	frames := corpus.Build()
 	if len(frames) < 2000 {
 		t.Fatalf("corpus has %d frames, want at least 2000", len(frames))
@@ -109,7 +108,7 @@ func TestCorpusPartitionMatchesKernel(t *testing.T) {
 // TestRandomMutationsMatchKernel compares random mutations of every base frame
 // with their base, pair by pair.
 func TestRandomMutationsMatchKernel(t *testing.T) {
-	o := newOracle(t)
+	o := xdptest.Open(t, kernel.NewHashOracle)
 	rng := rand.New(rand.NewPCG(2026, 11))
 	ours := verify.KernelFlow(hash.RandomKey())
 	var pairs [][2]verify.Sample
@@ -198,7 +197,7 @@ var (
 // dominate the run.
 func fuzzOracle(t *testing.T) *kernel.HashOracle {
 	t.Helper()
-	testenv.RequireRoot(t)
+	xdptest.RequireRoot(t)
 	if fuzzOracleInst == nil {
 		o, err := kernel.NewHashOracle()
 		if err != nil {

@@ -7,7 +7,11 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+
+	"github.com/xdphash/xdphash/internal/xdptest"
 )
+
+func TestMain(m *testing.M) { xdptest.Main(m) }
 
 // TestRunExitStatus checks how the error a command returns becomes the exit
 // status and the message on stderr.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -12,26 +11,11 @@ import (
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/xdphash/xdphash/corpus"
+	"github.com/xdphash/xdphash/internal/xdptest"
 	"github.com/xdphash/xdphash/pipeline/source"
 	"github.com/xdphash/xdphash/queues"
 	"github.com/xdphash/xdphash/runstats"
 )
-
-// readRunStats decodes the --out file, refusing fields RunStats lacks.
-func readRunStats(tb testing.TB, path string) *runstats.RunStats {
-	tb.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	var st runstats.RunStats
-	if err := dec.Decode(&st); err != nil {
-		tb.Fatalf("decode %s: %v", path, err)
-	}
-	return &st
-}
 
 // TestRunSynthetic is the command of the issue: a second of the default
 // synthetic profile, on the wall clock, with its statistics as JSON.
@@ -45,7 +29,7 @@ func TestRunSynthetic(t *testing.T) {
 	if d := time.Since(start); d < time.Second || d > 10*time.Second {
 		t.Errorf("a 1s run took %s", d)
 	}
-	st := readRunStats(t, out)
+	st := xdptest.ReadJSON[runstats.RunStats](t, out)
 	if ents, _ := os.ReadDir(filepath.Dir(out)); len(ents) != 1 {
 		t.Errorf("the output directory holds %v, want f.json alone (no temporary file left)", ents)
 	}
@@ -86,7 +70,7 @@ func TestRunPcapVirtual(t *testing.T) {
 		if code != exitOK {
 			t.Fatalf("exit %d\nstderr: %s", code, stderr)
 		}
-		return readRunStats(t, out)
+		return xdptest.ReadJSON[runstats.RunStats](t, out)
 	}
 	a, b := run(), run()
 	if a.Accounting.Received != uint64(len(rs)) || !a.Accounting.Balanced {
@@ -117,7 +101,7 @@ func TestRunCPUs(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d\nstderr: %s", code, stderr)
 	}
-	st := readRunStats(t, out)
+	st := xdptest.ReadJSON[runstats.RunStats](t, out)
 	if len(st.Workers) != 1 || st.Workers[0].CPU != 0 || st.Accounting.Received != 10000 {
 		t.Errorf("workers %+v, accounting %+v", st.Workers, st.Accounting)
 	}

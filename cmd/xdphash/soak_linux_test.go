@@ -4,12 +4,10 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/xdphash/xdphash/internal/testenv"
-	"github.com/xdphash/xdphash/internal/vethlab"
+	"github.com/xdphash/xdphash/internal/xdptest"
 	"github.com/xdphash/xdphash/runstats"
 	"github.com/xdphash/xdphash/soak"
 )
@@ -25,16 +23,13 @@ type soakChecks struct {
 // exit status, the checks and the run statistics.
 func runSoakCmd(t *testing.T, args ...string) (string, int, soakChecks, *runstats.RunStats) {
 	t.Helper()
-	testenv.RequireRoot(t)
+	xdptest.RequireRoot(t)
 	out := filepath.Join(t.TempDir(), "out")
 	stdout, stderr, code := runXdphash(t, nil, append([]string{"soak", "--out", out}, args...)...)
 	t.Logf("stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	// Only this process's labs: other tests may run their own meanwhile.
-	mine := vethlab.Prefix + strconv.Itoa(os.Getpid())
-	for _, l := range vethlab.Leftovers() {
-		if strings.Contains(l, mine) {
-			t.Errorf("left behind: %s", l)
-		}
+	for _, l := range xdptest.OwnLabs() {
+		t.Errorf("left behind: %s", l)
 	}
 	for _, f := range []string{soak.FileRun, soak.FileReportText, soak.FileReportHTML, soak.FileChecks} {
 		if fi, err := os.Stat(filepath.Join(out, f)); err != nil || fi.Size() == 0 {

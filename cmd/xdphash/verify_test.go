@@ -12,7 +12,7 @@ import (
 	"github.com/xdphash/xdphash/corpus"
 	"github.com/xdphash/xdphash/dissect"
 	"github.com/xdphash/xdphash/hash"
-	"github.com/xdphash/xdphash/internal/testenv"
+	"github.com/xdphash/xdphash/internal/xdptest"
 	"github.com/xdphash/xdphash/verify"
 )
 
@@ -30,7 +30,7 @@ func runWith(tb testing.TB, flow flowFunc, args ...string) (stdout, stderr strin
 }
 
 func TestVerifyAgreesWithKernel(t *testing.T) {
-	testenv.RequireRoot(t)
+	xdptest.RequireRoot(t)
 	for _, args := range [][]string{
 		{"verify"},
 		{"verify", "--path", "fast"},
@@ -57,7 +57,7 @@ func portsIgnored(key hash.Key, _ dissectPath) verify.FlowFunc {
 }
 
 func TestVerifyNamesTheWrongField(t *testing.T) {
-	testenv.RequireRoot(t)
+	xdptest.RequireRoot(t)
 	out, errOut, code := runWith(t, portsIgnored, "verify", "--max", "5")
 	if code != exitDivergence {
 		t.Fatalf("exit status %d, want %d\nstderr: %s", code, exitDivergence, errOut)
@@ -73,7 +73,7 @@ func TestVerifyNamesTheWrongField(t *testing.T) {
 }
 
 func TestVerifyPcap(t *testing.T) {
-	testenv.RequireRoot(t)
+	xdptest.RequireRoot(t)
 	var rs []record
 	for _, f := range corpus.Build()[:300] {
 		rs = append(rs, record{data: f.Data})
@@ -178,7 +178,7 @@ func tagIgnored(key hash.Key, _ dissectPath) verify.FlowFunc {
 // times (no tag, 802.1Q and 802.1AD metadata tags), and that a dissector that
 // drops the metadata tag fails it.
 func TestVerifyMetadataTags(t *testing.T) {
-	testenv.RequireRoot(t)
+	xdptest.RequireRoot(t)
 	out, errOut, code := runXdphash(t, nil, "verify")
 	want := fmt.Sprintf("verify: %d frames checked", 3*len(corpus.Build()))
 	if code != exitOK || !strings.Contains(out, want) {

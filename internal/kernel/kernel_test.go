@@ -12,43 +12,15 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/xdphash/xdphash/internal/testenv"
+	"github.com/xdphash/xdphash/internal/xdptest"
 )
 
-// TestMain fails the run when a test leaves a file descriptor open (a program
-// not closed, for one).
-func TestMain(m *testing.M) {
-	before := openFDs()
-	code := m.Run()
-	if after := openFDs(); code == 0 && after > before {
-		fmt.Fprintf(os.Stderr, "%d file descriptors outlived the tests\n", after-before)
-		code = 1
-	}
-	os.Exit(code)
-}
-
-func openFDs() int {
-	entries, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		return 0
-	}
-	return len(entries)
-}
+func TestMain(m *testing.M) { xdptest.Main(m) }
 
 // newHashOracle loads an oracle that is closed when the test ends.
 func newHashOracle(tb testing.TB) *HashOracle {
 	tb.Helper()
-	testenv.RequireRoot(tb)
-	o, err := NewHashOracle()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		if err := o.Close(); err != nil {
-			tb.Error(err)
-		}
-	})
-	return o
+	return xdptest.Open(tb, NewHashOracle)
 }
 
 // kernelHash returns the oracle's hash of frame, failing the test on error.
@@ -189,7 +161,7 @@ func TestHashOracleRefusals(t *testing.T) {
 }
 
 func TestHashOracleClose(t *testing.T) {
-	testenv.RequireRoot(t)
+	xdptest.RequireRoot(t)
 	o, err := NewHashOracle()
 	if err != nil {
 		t.Fatal(err)
@@ -249,7 +221,7 @@ func TestMissingCapabilitiesRule(t *testing.T) {
 // capability set lacks drop (capabilities are per thread).
 func loadWithout(tb testing.TB, drop []uint) (o *HashOracle, err error) {
 	tb.Helper()
-	if cerr := testenv.WithoutCapabilities(drop, func() { o, err = NewHashOracle() }); cerr != nil {
+	if cerr := xdptest.WithoutCapabilities(drop, func() { o, err = NewHashOracle() }); cerr != nil {
 		return nil, cerr
 	}
 	return o, err

@@ -6,24 +6,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/xdphash/xdphash/internal/testenv"
 	"github.com/xdphash/xdphash/internal/vethlab"
+	"github.com/xdphash/xdphash/internal/xdptest"
 )
 
 // newLab creates a namespace and veth pair, removed when the test ends.
 func newLab(tb testing.TB, queues int) *vethlab.Lab {
 	tb.Helper()
-	testenv.RequireRoot(tb)
-	lab, err := vethlab.New(vethlab.Config{Queues: queues})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		if err := lab.Close(); err != nil {
-			tb.Error(err)
-		}
-	})
-	return lab
+	return xdptest.NewLab(tb, vethlab.Config{Queues: queues})
 }
 
 // attached is the mode of the XDP program on interface ifindex, 0 for none.
@@ -37,7 +27,7 @@ func attached(tb testing.TB, ifindex int) XDPMode {
 }
 
 func TestHaveXDPLinks(t *testing.T) {
-	testenv.RequireRoot(t)
+	xdptest.RequireRoot(t)
 	err := HaveXDPLinks()
 	var major, minor int
 	if _, serr := fmt.Sscanf(Release(), "%d.%d", &major, &minor); serr != nil {

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/xdphash/xdphash/internal/vethlab"
+	"github.com/xdphash/xdphash/internal/xdptest"
 )
 
 // newGenLab creates a veth lab for the generator tests, with GRO on the Host
@@ -22,11 +23,7 @@ import (
 // ends.
 func newGenLab(tb testing.TB) *vethlab.Lab {
 	tb.Helper()
-	lab := vethlab.ForTest(tb, vethlab.Config{Queues: 2})
-	if err := PrepareReceiver(lab.Host); err != nil {
-		tb.Fatal(err)
-	}
-	return lab
+	return xdptest.NewLab(tb, vethlab.Config{Queues: 2}, PrepareReceiver)
 }
 
 // testFrame is an Ethernet + IPv4 + UDP frame of n bytes to dst whose source
@@ -120,16 +117,7 @@ func TestFrameTablePut(t *testing.T) {
 // newXDPGen loads a generator for ft that is closed when the test ends.
 func newXDPGen(tb testing.TB, ft *FrameTable) *XDPGen {
 	tb.Helper()
-	gen, err := NewXDPGen(ft)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		if err := gen.Close(); err != nil {
-			tb.Error(err)
-		}
-	})
-	return gen
+	return xdptest.Open(tb, func() (*XDPGen, error) { return NewXDPGen(ft) })
 }
 
 // sendFromPeer sends n frames of gen from a thread pinned to cpu in the

@@ -15,6 +15,7 @@ import (
 	"github.com/xdphash/xdphash/corpus"
 	"github.com/xdphash/xdphash/internal/kernel"
 	"github.com/xdphash/xdphash/internal/vethlab"
+	"github.com/xdphash/xdphash/internal/xdptest"
 )
 
 // TestXDPMetadataCorpus sends every corpus frame without an in-band VLAN
@@ -28,7 +29,7 @@ import (
 // (ETH_P_802_2 or ETH_P_802_3 from eth_type_trans) is what the kernel's
 // hardware-tag branch dissects on with, not the length field.
 func TestXDPMetadataCorpus(t *testing.T) {
-	lab := vethlab.ForTest(t, vethlab.Config{Queues: 1})
+	lab := xdptest.NewLab(t, vethlab.Config{Queues: 1})
 	r, err := kernel.LoadXSKMetadataRedirect(lab.HostIndex, 1, kernel.XDPNative)
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package vethlab
+package vethlab_test
 
 import (
 	"bufio"
@@ -15,7 +15,8 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
-	"github.com/xdphash/xdphash/internal/testenv"
+	"github.com/xdphash/xdphash/internal/vethlab"
+	"github.com/xdphash/xdphash/internal/xdptest"
 )
 
 // startChild runs this test binary's test named run in a child process with
@@ -47,7 +48,7 @@ func startChild(t *testing.T, cmd *exec.Cmd) (line string) {
 // its namespace by file descriptor only.
 func TestKilledLabLeavesNothing(t *testing.T) {
 	if os.Getenv("VETHLAB_CHILD") == "1" {
-		l, err := New(Config{})
+		l, err := vethlab.New(vethlab.Config{})
 		if err != nil {
 			os.Stdout.WriteString("error " + err.Error() + "\n")
 			os.Exit(3)
@@ -55,7 +56,7 @@ func TestKilledLabLeavesNothing(t *testing.T) {
 		os.Stdout.WriteString(l.Host + "\n")
 		select {}
 	}
-	testenv.RequireRoot(t)
+	xdptest.RequireRoot(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestKilledLabLeavesNothing$")
 	host := startChild(t, cmd)
 	link, err := netlink.LinkByName(host)
@@ -90,7 +91,7 @@ func TestKilledLabLeavesNothing(t *testing.T) {
 		}
 	}
 	prefix := strings.TrimSuffix(host, "h")
-	for _, l := range Leftovers() {
+	for _, l := range vethlab.Leftovers() {
 		if strings.Contains(l, prefix) {
 			t.Errorf("left behind: %s", l)
 		}
@@ -110,7 +111,7 @@ func TestKilledLabLeavesNothing(t *testing.T) {
 // promptly.
 func TestNewWithoutCapSysAdmin(t *testing.T) {
 	if os.Getenv("VETHLAB_CHILD") == "1" {
-		_, err := New(Config{})
+		_, err := vethlab.New(vethlab.Config{})
 		if err == nil {
 			os.Stdout.WriteString("no error\n")
 			os.Exit(1)
@@ -118,7 +119,7 @@ func TestNewWithoutCapSysAdmin(t *testing.T) {
 		os.Stdout.WriteString(err.Error() + "\n")
 		os.Exit(0)
 	}
-	testenv.RequireRoot(t)
+	xdptest.RequireRoot(t)
 	// The test binary sits in a directory only root may enter: copy it where
 	// the unprivileged child can run it.
 	dir := t.TempDir()

@@ -1,4 +1,4 @@
-package vethlab
+package vethlab_test
 
 import (
 	"os"
@@ -9,12 +9,18 @@ import (
 
 	"github.com/vishvananda/netlink"
 
-	"github.com/xdphash/xdphash/internal/testenv"
+	"github.com/xdphash/xdphash/internal/vethlab"
+	"github.com/xdphash/xdphash/internal/xdptest"
 )
 
+// The tests are external: xdptest, whose TestMain and root rule they use,
+// imports vethlab.
+
+func TestMain(m *testing.M) { xdptest.Main(m) }
+
 func TestLab(t *testing.T) {
-	testenv.RequireRoot(t)
-	l, err := New(Config{Queues: 4, Named: true})
+	xdptest.RequireRoot(t)
+	l, err := vethlab.New(vethlab.Config{Queues: 4, Named: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +57,7 @@ func TestLab(t *testing.T) {
 	if err := l.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
-	for _, left := range Leftovers() {
+	for _, left := range vethlab.Leftovers() {
 		if strings.Contains(left, l.NSName[:len(l.NSName)-1]) {
 			t.Errorf("left behind: %s", left)
 		}
@@ -61,9 +67,9 @@ func TestLab(t *testing.T) {
 // TestSweepAfterKill creates a named lab in a child process that is killed
 // with SIGKILL, and checks that the next New removes what it left.
 func TestSweepAfterKill(t *testing.T) {
-	testenv.RequireRoot(t)
+	xdptest.RequireRoot(t)
 	if os.Getenv("VETHLAB_CHILD") == "1" {
-		if _, err := New(Config{Named: true}); err != nil {
+		if _, err := vethlab.New(vethlab.Config{Named: true}); err != nil {
 			os.Exit(3)
 		}
 		os.Stdout.WriteString("ready\n")
@@ -82,22 +88,22 @@ func TestSweepAfterKill(t *testing.T) {
 	}
 	cmd.Process.Kill()
 	cmd.Wait()
-	prefix := Prefix + itoa(cmd.Process.Pid)
+	prefix := vethlab.Prefix + itoa(cmd.Process.Pid)
 	if !hasLeftover(prefix) {
 		t.Fatalf("the killed child left nothing to sweep (prefix %s)", prefix)
 	}
-	l, err := New(Config{})
+	l, err := vethlab.New(vethlab.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	l.Close()
 	if hasLeftover(prefix) {
-		t.Errorf("New did not sweep the killed child's lab: %v", Leftovers())
+		t.Errorf("New did not sweep the killed child's lab: %v", vethlab.Leftovers())
 	}
 }
 
 func hasLeftover(prefix string) bool {
-	for _, l := range Leftovers() {
+	for _, l := range vethlab.Leftovers() {
 		if strings.Contains(l, " "+prefix) {
 			return true
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/xdphash/xdphash/internal/vethlab"
+	"github.com/xdphash/xdphash/internal/xdptest"
 )
 
 // BenchmarkAFXDP measures the bare receive loop (Drain) on Host while the
@@ -30,7 +31,7 @@ func BenchmarkAFXDP(b *testing.B) {
 }
 
 func benchmarkAFXDP(b *testing.B, queues int, cfg AFXDPConfig) {
-	lab := newLab(b, vethlab.Config{Queues: queues})
+	lab := xdptest.NewLab(b, vethlab.Config{Queues: queues})
 	cfg.Iface = lab.Host
 	src := openSource(b, cfg)
 	sender := newPeerSender(b, lab)
@@ -80,7 +81,7 @@ func benchmarkAFXDP(b *testing.B, queues int, cfg AFXDPConfig) {
 // of one queue's receive loop on this CPU, with the kernel's work (the XDP
 // program and the copy into the UMEM) paid by the sender.
 func BenchmarkAFXDPReceive(b *testing.B) {
-	lab := newLab(b, vethlab.Config{Queues: 1})
+	lab := xdptest.NewLab(b, vethlab.Config{Queues: 1})
 	src := openSource(b, AFXDPConfig{Iface: lab.Host, RxMode: RxPoll})
 	sender := newPeerSender(b, lab)
 	frames := taggedFrames(20)[:1024] // half the RX ring: none is dropped

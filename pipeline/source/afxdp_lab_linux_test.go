@@ -14,26 +14,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/xdphash/xdphash/corpus"
-	"github.com/xdphash/xdphash/internal/testenv"
 	"github.com/xdphash/xdphash/internal/vethlab"
 )
-
-// newLab creates a namespace and veth pair with queues queues per end,
-// removed when the test ends.
-func newLab(tb testing.TB, cfg vethlab.Config) *vethlab.Lab {
-	tb.Helper()
-	testenv.RequireRoot(tb)
-	lab, err := vethlab.New(cfg)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		if err := lab.Close(); err != nil {
-			tb.Error(err)
-		}
-	})
-	return lab
-}
 
 // openSource opens an AF_XDP source, closed when the test ends.
 func openSource(tb testing.TB, cfg AFXDPConfig) *AFXDP {
@@ -158,7 +140,7 @@ func (s *peerSender) sendAll(tb testing.TB, frames [][]byte) {
 			if time.Now().After(deadline) {
 				tb.Fatalf("sending: %d frames left after 5 s", len(frames))
 			}
-			time.Sleep(time.Millisecond)
+			time.Sleep(time.Millisecond) // a full device queue signals nothing
 		}
 	}
 }
@@ -203,7 +185,9 @@ type received struct {
 
 // collect receives on every queue of src, copying each frame, until want
 // frames arrived or timeout passed; it closes src and returns what came.
-func collect(tb testing.TB, src *AFXDP, want int, timeout time.Duration, start func(got func() int)) []received {
+// start sends; its argument waits until n frames have arrived in all, for
+// timeout at most, and returns how many have.
+func collect(tb testing.TB, src *AFXDP, want int, timeout time.Duration, start func(wait func(n int, timeout time.Duration) int)) []received {
 	tb.Helper()
 	type result struct {
 		frames []received
@@ -214,6 +198,7 @@ func collect(tb testing.TB, src *AFXDP, want int, timeout time.Duration, start f
 	total <- 0
 	done := make(chan struct{})
 	var doneOnce sync.Once
+	progress := make(chan struct{}, 1) // a receiver added to total
 	for _, q := range src.Queues() {
 		go func() {
 			var r result
@@ -227,6 +212,10 @@ func collect(tb testing.TB, src *AFXDP, want int, timeout time.Duration, start f
 				}
 				n := <-total + b.Len()
 				total <- n
+				select {
+				case progress <- struct{}{}:
+				default:
+				}
 				if n >= want {
 					doneOnce.Do(func() { close(done) })
 				}
@@ -234,7 +223,22 @@ func collect(tb testing.TB, src *AFXDP, want int, timeout time.Duration, start f
 			results <- r
 		}()
 	}
-	start(func() int { n := <-total; total <- n; return n })
+	start(func(n int, timeout time.Duration) int {
+		expire := time.NewTimer(timeout)
+		defer expire.Stop()
+		for {
+			got := <-total
+			total <- got
+			if got >= n {
+				return got
+			}
+			select {
+			case <-progress:
+			case <-expire.C:
+				return got
+			}
+		}
+	})
 	select {
 	case <-done:
 	case <-time.After(timeout):

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,8 +17,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/xdphash/xdphash/internal/kernel"
-	"github.com/xdphash/xdphash/internal/testenv"
 	"github.com/xdphash/xdphash/internal/vethlab"
+	"github.com/xdphash/xdphash/internal/xdptest"
 )
 
 // TestAFXDPReceive sends every corpus shape from the lab's Peer end and checks
@@ -38,7 +39,7 @@ func TestAFXDPReceive(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			lab := newLab(t, vethlab.Config{Queues: tt.queues})
+			lab := xdptest.NewLab(t, vethlab.Config{Queues: tt.queues})
 			cfg := tt.cfg
 			cfg.Iface = lab.Host
 			src := openSource(t, cfg)
@@ -51,7 +52,7 @@ func TestAFXDPReceive(t *testing.T) {
 			}
 			frames := taggedFrames(10)
 			sender := newPeerSender(t, lab)
-			got := collect(t, src, len(frames), 10*time.Second, func(received func() int) {
+			got := collect(t, src, len(frames), 10*time.Second, func(received func(int, time.Duration) int) {
 				if cfg.Frames == 64 {
 					// Rings of 32 entries: send no faster than they drain,
 					// 16 frames at a time, each 16 once the receivers have
@@ -61,9 +62,7 @@ func TestAFXDPReceive(t *testing.T) {
 					for i := 0; i < len(frames); i += 16 {
 						end := min(i+16, len(frames))
 						sender.sendAll(t, frames[i:end])
-						for deadline := time.Now().Add(100 * time.Millisecond); received() < end && time.Now().Before(deadline); {
-							time.Sleep(20 * time.Microsecond)
-						}
+						received(end, 100*time.Millisecond)
 					}
 					return
 				}
@@ -132,13 +131,24 @@ func checkReceived(tb testing.TB, sent [][]byte, got []received) {
 func TestAFXDPCloseUnblocksReceive(t *testing.T) {
 	for _, mode := range []RxMode{RxPoll, RxSpin} {
 		t.Run(string(mode), func(t *testing.T) {
-			lab := newLab(t, vethlab.Config{Queues: 2})
+			lab := xdptest.NewLab(t, vethlab.Config{Queues: 2})
 			src := openSource(t, AFXDPConfig{Iface: lab.Host, Mode: XDPGeneric, RxMode: mode})
 			errs := make(chan error, len(src.Queues()))
 			for _, q := range src.Queues() {
 				go func() { errs <- q.Receive(NewBatch(8)) }()
 			}
-			time.Sleep(20 * time.Millisecond) // let them block: nothing is sent
+			// Wait until every Receive holds its queue's lock: it is in its
+			// loop, which nothing but Close ends (nothing is sent). The
+			// lock signals nothing: it is polled, for 5 s at most.
+			for _, q := range src.Queues() {
+				aq := q.(*afxdpQueue)
+				for deadline := time.Now().Add(5 * time.Second); aq.mu.TryLock(); runtime.Gosched() {
+					aq.mu.Unlock()
+					if time.Now().After(deadline) {
+						t.Fatalf("queue %d: Receive not waiting after 5 s", aq.Queue())
+					}
+				}
+			}
 			if err := src.Close(); err != nil {
 				t.Fatal(err)
 			}
@@ -167,7 +177,7 @@ func TestAFXDPCloseUnblocksReceive(t *testing.T) {
 // TestAFXDPCloseWhileHolding closes the source while the caller holds a
 // batch: the frames must stay readable until the next Receive.
 func TestAFXDPCloseWhileHolding(t *testing.T) {
-	lab := newLab(t, vethlab.Config{Queues: 1})
+	lab := xdptest.NewLab(t, vethlab.Config{Queues: 1})
 	src := openSource(t, AFXDPConfig{Iface: lab.Host, Mode: XDPNative, RxMode: RxPoll})
 	frames := taggedFrames(1)
 	newPeerSender(t, lab).sendAll(t, frames)
@@ -190,7 +200,7 @@ func TestAFXDPCloseWhileHolding(t *testing.T) {
 	if err := q.Receive(b); !errors.Is(err, ErrClosed) || b.Len() != 0 {
 		t.Errorf("Receive after Close: %v with %d frames, want ErrClosed and none", err, b.Len())
 	}
-	if n := socketMappings(); n != 0 {
+	if n := xdptest.SocketMappings(); n != 0 {
 		t.Errorf("%d socket mappings after the last Receive", n)
 	}
 }
@@ -198,7 +208,7 @@ func TestAFXDPCloseWhileHolding(t *testing.T) {
 // TestAFXDPReopen opens, closes and opens again the same queues: the first
 // sockets must be gone (asavie/xdp's Close alone leaves them bound: EBUSY).
 func TestAFXDPReopen(t *testing.T) {
-	lab := newLab(t, vethlab.Config{Queues: 2})
+	lab := xdptest.NewLab(t, vethlab.Config{Queues: 2})
 	for range 3 {
 		src, err := OpenAFXDP(AFXDPConfig{Iface: lab.Host, Mode: XDPGeneric})
 		if err != nil {
@@ -208,13 +218,13 @@ func TestAFXDPReopen(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := socketMappings(); n != 0 {
+	if n := xdptest.SocketMappings(); n != 0 {
 		t.Errorf("%d socket mappings after Close", n)
 	}
 }
 
 func TestAFXDPReceiveAllocs(t *testing.T) {
-	lab := newLab(t, vethlab.Config{Queues: 1})
+	lab := xdptest.NewLab(t, vethlab.Config{Queues: 1})
 	src := openSource(t, AFXDPConfig{Iface: lab.Host, Mode: XDPNative, RxMode: RxPoll})
 	const runs, batch = 50, 8
 	frames := taggedFrames((runs+1)*batch/len(taggedFrames(1)) + 1)
@@ -235,8 +245,8 @@ func TestAFXDPReceiveAllocs(t *testing.T) {
 const killChildEnv = "XDPHASH_AFXDP_KILL_CHILD"
 
 func TestOpenAFXDPErrors(t *testing.T) {
-	lab := newLab(t, vethlab.Config{Queues: 2})
-	bigMTU := newLab(t, vethlab.Config{Queues: 1, MTU: 2000})
+	lab := xdptest.NewLab(t, vethlab.Config{Queues: 2})
+	bigMTU := xdptest.NewLab(t, vethlab.Config{Queues: 1, MTU: 2000})
 	tests := []struct {
 		name string
 		cfg  AFXDPConfig
@@ -287,7 +297,7 @@ func TestOpenAFXDPErrors(t *testing.T) {
 
 // TestOpenAFXDPTwice opens a second source on an interface that has one.
 func TestOpenAFXDPTwice(t *testing.T) {
-	lab := newLab(t, vethlab.Config{Queues: 2})
+	lab := xdptest.NewLab(t, vethlab.Config{Queues: 2})
 	first := openSource(t, AFXDPConfig{Iface: lab.Host, Mode: XDPGeneric})
 	src, err := OpenAFXDP(AFXDPConfig{Iface: lab.Host, Mode: XDPGeneric})
 	if err == nil {
@@ -308,14 +318,14 @@ func TestOpenAFXDPTwice(t *testing.T) {
 // call of OpenAFXDP runs on the calling thread).
 func openWithout(tb testing.TB, cfg AFXDPConfig, drop []uint) (src Source, err error) {
 	tb.Helper()
-	if cerr := testenv.WithoutCapabilities(drop, func() { src, err = OpenAFXDP(cfg) }); cerr != nil {
+	if cerr := xdptest.WithoutCapabilities(drop, func() { src, err = OpenAFXDP(cfg) }); cerr != nil {
 		return nil, cerr
 	}
 	return src, err
 }
 
 func TestOpenAFXDPWithoutPrivileges(t *testing.T) {
-	lab := newLab(t, vethlab.Config{Queues: 1})
+	lab := xdptest.NewLab(t, vethlab.Config{Queues: 1})
 	// Run the cached feature probes with every capability first.
 	if err := kernel.HaveXDPLinks(); err != nil {
 		t.Fatal(err)
@@ -364,7 +374,7 @@ func TestAFXDPKilled(t *testing.T) {
 		fmt.Println("ready")
 		select {}
 	}
-	lab := newLab(t, vethlab.Config{Queues: 2})
+	lab := xdptest.NewLab(t, vethlab.Config{Queues: 2})
 	if err := kernel.HaveXDPLinks(); err != nil {
 		t.Skipf("a killed process leaves its program attached without XDP links: %v", err)
 	}
@@ -393,7 +403,8 @@ func TestAFXDPKilled(t *testing.T) {
 	}
 	cmd.Wait()
 	// The process is reaped once its files, the link among them, are
-	// released; allow the kernel a moment all the same.
+	// released; allow the kernel a moment all the same (polled: the kernel
+	// signals nothing).
 	for try := 0; xdpAttached(t, lab.Host); try++ {
 		if try == 100 {
 			t.Fatalf("an XDP program is still attached to %s 1 s after the child was killed", lab.Host)

@@ -196,7 +196,7 @@ func TestPcapLiveDrops(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	time.Sleep(50 * time.Millisecond) // the replay is over by now
+	<-src.(*pcapSource).readerDone // the replay is over
 	got := receiveAll(t, src, io.EOF)
 	st := src.Queues()[0].Stats()
 	if st.RxRingFull == 0 || uint64(len(got)) != st.Frames || st.Frames+st.RxRingFull != n || st.KernelDrops() != st.RxRingFull {

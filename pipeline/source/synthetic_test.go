@@ -94,7 +94,17 @@ func TestSyntheticLivePace(t *testing.T) {
 }
 
 func TestSyntheticClose(t *testing.T) {
-	src, err := NewSynthetic([][]byte{dissect.SampleFrame(dissect.ShapeVLAN)}, SyntheticConfig{Replay: Replay{Mode: ReplayRate, PPS: 1}, Clock: WallClock()})
+	// The clock tells when a Receive reads it: past its check for a closed
+	// source, about to wait for the next batch.
+	wall, read := WallClock(), make(chan struct{}, 1)
+	clock := func() int64 {
+		select {
+		case read <- struct{}{}:
+		default:
+		}
+		return wall()
+	}
+	src, err := NewSynthetic([][]byte{dissect.SampleFrame(dissect.ShapeVLAN)}, SyntheticConfig{Replay: Replay{Mode: ReplayRate, PPS: 1}, Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,9 +113,10 @@ func TestSyntheticClose(t *testing.T) {
 	if err := q.Receive(b); err != nil { // the first batch is due at once
 		t.Fatal(err)
 	}
+	<-read
 	done := make(chan error)
 	go func() { done <- q.Receive(b) }() // waits 64 s for the next
-	time.Sleep(10 * time.Millisecond)
+	<-read
 	src.Close()
 	if err := <-done; !errors.Is(err, ErrClosed) {
 		t.Errorf("receive ended with %v, want ErrClosed", err)

@@ -1,0 +1,9 @@
+package pipeline
+
+import (
+	"testing"
+
+	"github.com/xdphash/xdphash/internal/xdptest"
+)
+
+func TestMain(m *testing.M) { xdptest.Main(m) }
