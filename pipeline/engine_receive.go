@@ -74,7 +74,7 @@ type recvCounters struct {
 // recvSnap is a receive loop's cumulative counters at a window's end.
 type recvSnap struct {
 	frames, bytes uint64
-	kernelDrops   uint64 // the source's, before the loop
+	kernelDrops   uint64   // the source's, before the loop
 	drops         []uint64 // per worker, ring full and flow limit together
 }
 
