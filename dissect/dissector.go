@@ -3,6 +3,7 @@ package dissect
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"strings"
 )
 
@@ -205,15 +206,24 @@ func (d *Dissector) DissectFrame(keys *FlowKeys, frame []byte) (bool, Path) {
 	w := le.Uint32(frame[EthernetHdrLen+ipv4FragOff:])
 	p := uint8(w >> 24)
 	if h&typeIHLMask != typeIHL5 || w&fragMask != 0 || (p != ipProtoTCP && p != ipProtoUDP) || d.open&(1<<ShapeEthIP) == 0 {
+		// eth+IPv6+TCP/UDP next, also without dissectByType's switch.
+		if uint16(h) == basicIPv6 && d.open&(1<<ShapeEthIP) != 0 && len(frame) >= EthernetHdrLen+ipv6HdrLen+portsLen {
+			if next := frame[EthernetHdrLen+ipv6NextHeader]; next == ipProtoTCP || next == ipProtoUDP {
+				if fastL3(keys, frame, EthernetHdrLen, basicIPv6, 0) {
+					d.counters.Shape[ShapeEthIP].Fast++
+					return true, FastPath(ShapeEthIP)
+				}
+			}
+		}
 		return d.dissectByType(keys, frame, uint16(h), p)
 	}
 	b := (*[ethIPv4Len]byte)(frame)
-	le.PutUint64(keys[wordControl:], controlWord(ethIPv4Len-portsLen, AddrIPv4))
-	le.PutUint64(keys[wordBasic:], basicWord8(basicIPv4, p, 0))
-	le.PutUint64(keys[wordPorts:], hiWord(le.Uint32(b[ethIPv4Len-portsLen:])))
-	le.PutUint64(keys[wordAddr0:], hiWord(le.Uint32(b[EthernetHdrLen+ipv4SrcAddr:])))
-	le.PutUint64(keys[wordAddr1:], loWord(le.Uint32(b[EthernetHdrLen+ipv4DstAddr:])))
+	le.PutUint64(keys[wordControl:], bits.RotateLeft64(uint64(ethIPv4Len-portsLen)<<16|uint64(AddrIPv4)<<32, 48))
+	le.PutUint64(keys[wordBasic:], bits.RotateLeft64(basicIPv4<<8|uint64(p)<<24, 56))
 	*(*[16]byte)(keys[wordVLAN:]) = [16]byte{}
+	le.PutUint64(keys[wordPorts:], bits.RotateLeft64(uint64(le.Uint32(b[ethIPv4Len-portsLen:])), 32))
+	le.PutUint64(keys[wordAddr0:], bits.RotateLeft64(uint64(le.Uint32(b[EthernetHdrLen+ipv4SrcAddr:])), 32))
+	le.PutUint64(keys[wordAddr1:], bits.RotateLeft64(uint64(le.Uint32(b[EthernetHdrLen+ipv4DstAddr:]))<<32, 32))
 	*(*[24]byte)(keys[wordAddr2:]) = [24]byte{}
 	d.counters.Shape[ShapeEthIP].Fast++
 	return true, FastPath(ShapeEthIP)
@@ -233,35 +243,35 @@ func (d *Dissector) dissectByType(keys *FlowKeys, frame []byte, etype uint16, p 
 			return d.dissectClass(keys, frame)
 		}
 		first = frame[EthernetHdrLen+ipv6NextHeader]
-	case EtherTypeVLAN>>8 | EtherTypeVLAN&0xff<<8, EtherTypeQinQ>>8 | EtherTypeQinQ&0xff<<8:
-		if t := binary.LittleEndian.Uint16(frame[16:]); t == EtherTypeVLAN>>8|EtherTypeVLAN&0xff<<8 || t == EtherTypeQinQ>>8|EtherTypeQinQ&0xff<<8 {
-			if !d.open.Has(ShapeQinQ) {
-				return d.slow(ShapeQinQ, keys, frame)
-			}
-			d.resumeAt.nhoff = 0
-			if fastQinQ(keys, frame, &d.resumeAt) {
-				d.counters.Shape[ShapeQinQ].Fast++
-				return true, FastPath(ShapeQinQ)
-			}
-			return d.declined(ShapeQinQ, keys, frame)
+	case vlanLE, qinqLE:
+		// fastVLAN's and fastQinQ's steps.
+		if len(frame) < qinqOff {
+			return d.dissectClass(keys, frame)
 		}
-		if !d.open.Has(ShapeVLAN) {
-			return d.slow(ShapeVLAN, keys, frame)
+		tags, off, inner := vlanTags(frame)
+		s := ShapeVLAN + Shape(tags-1)
+		if !d.open.Has(s) {
+			return d.slow(s, keys, frame)
 		}
-		d.resumeAt.nhoff = 0
-		if fastVLAN(keys, frame, &d.resumeAt) {
-			d.counters.Shape[ShapeVLAN].Fast++
-			return true, FastPath(ShapeVLAN)
+		vlan := vlanWord(frame)
+		if fastL3(keys, frame, off, inner, vlan) {
+			d.counters.Shape[s].Fast++
+			return true, FastPath(s)
 		}
-		return d.declined(ShapeVLAN, keys, frame)
-	case EtherTypePPPoES>>8 | EtherTypePPPoES&0xff<<8:
+		d.resumeAt.handOver(keys, frame, off, inner, tags, 1, vlan)
+		return d.declined(s, keys, frame)
+	case pppoeLE:
+		// fastPPPoE's steps.
 		if !d.open.Has(ShapePPPoE) {
 			return d.slow(ShapePPPoE, keys, frame)
 		}
 		d.resumeAt.nhoff = 0
-		if fastPPPoE(keys, frame, &d.resumeAt) {
-			d.counters.Shape[ShapePPPoE].Fast++
-			return true, FastPath(ShapePPPoE)
+		if inner, ok := pppoeIP(frame); ok {
+			if fastL3(keys, frame, pppoeOff, inner, 0) {
+				d.counters.Shape[ShapePPPoE].Fast++
+				return true, FastPath(ShapePPPoE)
+			}
+			d.resumeAt.handOver(keys, frame, pppoeOff, inner, 1, 0, 0)
 		}
 		return d.declined(ShapePPPoE, keys, frame)
 	case EtherTypeMPLSUC>>8 | EtherTypeMPLSUC&0xff<<8, EtherTypeMPLSMC>>8 | EtherTypeMPLSMC&0xff<<8:
@@ -291,7 +301,7 @@ func (d *Dissector) dissectByType(keys *FlowKeys, frame []byte, etype uint16, p 
 		if !d.open.Has(ShapeEthIP) {
 			return d.slow(ShapeEthIP, keys, frame)
 		}
-		if fastIPv6L4(keys, frame, EthernetHdrLen, 0) {
+		if fastL3(keys, frame, EthernetHdrLen, basicIPv6, 0) {
 			d.counters.Shape[ShapeEthIP].Fast++
 			return true, FastPath(ShapeEthIP)
 		}
@@ -363,12 +373,8 @@ func (d *Dissector) dissectClass(keys *FlowKeys, frame []byte) (bool, Path) {
 	d.resumeAt.nhoff = 0
 	switch s {
 	case ShapeEthIP:
-		if frame[13] == 0x00 { // 0x0800; the other eth_ip ethertype is 0x86dd
-			hit = fastEthIPv4(keys, frame)
-		} else {
-			if hit = fastIPv6L4(keys, frame, EthernetHdrLen, 0); !hit {
-				d.resumeAt.handOverIPv6(keys, frame, EthernetHdrLen, 0, 0, 0)
-			}
+		if hit = fastEthIP(keys, frame); !hit && frame[13] != 0x00 { // 0x86dd, not 0x0800
+			d.resumeAt.handOverIPv6(keys, frame, EthernetHdrLen, 0, 0, 0)
 		}
 	case ShapeVLAN:
 		hit = fastVLAN(keys, frame, &d.resumeAt)
@@ -416,7 +422,7 @@ func runFast(s Shape, keys *FlowKeys, frame []byte) bool {
 	var resumeAt walkState
 	switch s {
 	case ShapeEthIP:
-		return fastEthIPv4(keys, frame) || fastEthIPv6(keys, frame)
+		return fastEthIP(keys, frame)
 	case ShapeVLAN:
 		return fastVLAN(keys, frame, &resumeAt)
 	case ShapeQinQ:

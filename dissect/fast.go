@@ -36,28 +36,24 @@ const (
 	lo32        = 0xffffffff
 )
 
-// The words are built by the functions below (controlWord, basicWord8,
-// hiWord, loWord), which hide from the compiler which of their bytes are
-// zero: knowing it, the compiler splits a word's store into pieces (a byte, a
-// half, zero words), which costs instructions and defeats store forwarding.
-// Each store is written where its word is computed, on the same line: an
-// inlined PutUint64 whose line holds no instruction of its own leaves a NOP
-// behind (the inlining mark).
+// The words are written as bits.RotateLeft64 of a shifted value: the
+// rotations hide from the compiler which bytes of a word are zero, which would
+// make it split the word's store into pieces (a byte, a half, zero words),
+// more instructions and stores the hash's loads cannot be forwarded from. Each
+// is written out in the statement that stores it rather than in a helper: an
+// inlined call whose statement has no instruction of its own leaves a NOP
+// behind (its inlining mark), and so would a helper. Words of zeros are
+// stored as arrays, for the same reason. In the rotations:
+//
+//	control: RotateLeft64(thoff<<16 | addr_type<<32, 48)
+//	basic:   RotateLeft64(n_proto<<8 | ip_proto<<24 | flow_label<<40, 56)
+//	hi half: RotateLeft64(v, 32)        lo half: RotateLeft64(v<<32, 32)
 
-// controlWord is key word 0: thoff and addr_type, no control flags.
+// controlWord is key word 0 with thoff and addr_type, no control flags (for
+// the paths whose count does not depend on it).
 func controlWord(thoff int, at AddrType) uint64 {
 	return bits.RotateLeft64(uint64(uint16(thoff))<<16|uint64(at)<<32, 48)
 }
-
-// basicWord8 is key word 8: n_proto as it lies in the frame (nProtoLE, its
-// little-endian reading), ip_proto, the flow label.
-func basicWord8(nProtoLE uint16, ipProto uint8, label uint32) uint64 {
-	return bits.RotateLeft64(uint64(nProtoLE)<<8|uint64(ipProto)<<24|uint64(label)<<40, 56)
-}
-
-// hiWord is v<<32, loWord is v: a word whose other half is zero.
-func hiWord(v uint32) uint64 { return bits.RotateLeft64(uint64(v), 32) }
-func loWord(v uint32) uint64 { return bits.RotateLeft64(uint64(v)<<32, 32) }
 
 // Key bytes 8..11 (n_proto in network order, ip_proto, padding) as one
 // little-endian word.
@@ -76,71 +72,85 @@ func putControl(keys *FlowKeys, thoff int, addrType AddrType, ctl ControlFlags) 
 	binary.LittleEndian.PutUint64(keys[OffTHoff:], uint64(uint16(thoff))|uint64(addrType)<<16|uint64(ctl)<<32)
 }
 
-// matchIPv4L4 and putIPv4L4 are the IPv4 tail of the shapes: an IPv4 header
-// without options or fragmentation at off, followed by at least the 4 port
-// bytes of TCP or UDP. matchIPv4L4 says whether the header is one they cover,
-// and its IP protocol; a decline leaves the keys alone. It is small enough to
-// be inlined.
-func matchIPv4L4(f []byte, off int) (uint8, bool) {
-	if off > len(f)-(ipv4MinHdrLen+portsLen) {
-		return 0, false
-	}
-	b := f[off : off+ipv4MinHdrLen+portsLen]
-	p := b[ipv4Protocol]
-	return p, b[ipv4VerIHL]&0x0f == 5 && binary.BigEndian.Uint16(b[ipv4FragOff:])&(ipv4MoreFrags|ipv4OffsetMsk) == 0 &&
-		(p == ipProtoTCP || p == ipProtoUDP)
-}
-
-// putIPv4L4 writes the whole keys of the header matchIPv4L4 accepted (b, with
-// the ports), at thoff less 20 in the frame, with the VLAN word of the tag
-// before it (0 for none).
-func putIPv4L4(keys *FlowKeys, b *[ipv4MinHdrLen + portsLen]byte, thoff int, p uint8, vlan uint64) {
+// fastL3 is the tail of every shape but the tunnels: an IPv4 header without
+// options or fragmentation, or an IPv6 header, at off (etype is its ethertype
+// as it lies in the frame, read little-endian), followed by the ports of TCP
+// or UDP (IPv6: or a non-zero flow label, where the default flags stop
+// whatever follows), behind outer headers whose only key is the VLAN word vlan
+// (0 for none). It writes all the keys when it matches, none when it
+// declines.
+func fastL3(keys *FlowKeys, f []byte, off int, etype uint16, vlan uint64) bool {
 	le := binary.LittleEndian
-	le.PutUint64(keys[wordControl:], controlWord(thoff, AddrIPv4))
-	le.PutUint64(keys[wordBasic:], basicWord8(basicIPv4, p, 0))
-	le.PutUint64(keys[wordVLAN:], vlan)
-	le.PutUint64(keys[wordPorts:], hiWord(le.Uint32(b[ipv4MinHdrLen:])))
-	le.PutUint64(keys[wordAddr0:], hiWord(le.Uint32(b[ipv4SrcAddr:])))
-	le.PutUint64(keys[wordAddr1:], loWord(le.Uint32(b[ipv4DstAddr:])))
-	*(*[8]byte)(keys[wordCVLAN:]) = [8]byte{}
-	*(*[24]byte)(keys[wordAddr2:]) = [24]byte{}
-}
-
-// fastIPv6L4 writes the keys of an IPv6 header at off followed by TCP or UDP, or,
-// for a non-zero flow label, the keys of the label stop (the default flags stop
-// there, whatever follows), with the VLAN word of the tag before it (0 for
-// none). It writes all the keys when it matches, none when it declines.
-func fastIPv6L4(keys *FlowKeys, f []byte, off int, vlan uint64) bool {
-	if off > len(f)-ipv6HdrLen {
-		return false
-	}
-	b := (*[ipv6HdrLen]byte)(f[off:])
-	next := b[ipv6NextHeader]
-	label := binary.BigEndian.Uint32(b[0:]) & ipv6LabelMask
-	le := binary.LittleEndian
-	var ports uint64
-	if label == 0 {
-		if off > len(f)-(ipv6HdrLen+portsLen) || (next != ipProtoTCP && next != ipProtoUDP) {
+	switch etype {
+	case basicIPv4:
+		if off > len(f)-(ipv4MinHdrLen+portsLen) {
 			return false
 		}
-		ports = hiWord(le.Uint32(f[off+ipv6HdrLen:]))
+		b := (*[ipv4MinHdrLen + portsLen]byte)(f[off:])
+		p := b[ipv4Protocol]
+		if b[ipv4VerIHL]&0x0f != 5 || le.Uint16(b[ipv4FragOff:])&fragMask != 0 || (p != ipProtoTCP && p != ipProtoUDP) {
+			return false
+		}
+		le.PutUint64(keys[wordControl:], bits.RotateLeft64(uint64(uint16(off+ipv4MinHdrLen))<<16|uint64(AddrIPv4)<<32, 48))
+		le.PutUint64(keys[wordBasic:], bits.RotateLeft64(basicIPv4<<8|uint64(p)<<24, 56))
+		le.PutUint64(keys[wordVLAN:], vlan)
+		*(*[8]byte)(keys[wordCVLAN:]) = [8]byte{}
+		le.PutUint64(keys[wordPorts:], bits.RotateLeft64(uint64(le.Uint32(b[ipv4MinHdrLen:])), 32))
+		le.PutUint64(keys[wordAddr0:], bits.RotateLeft64(uint64(le.Uint32(b[ipv4SrcAddr:])), 32))
+		le.PutUint64(keys[wordAddr1:], bits.RotateLeft64(uint64(le.Uint32(b[ipv4DstAddr:]))<<32, 32))
+		*(*[24]byte)(keys[wordAddr2:]) = [24]byte{}
+		return true
+	case basicIPv6:
+		// The ports are read whether or not a flow label stops the
+		// dissection before them: a labelled header with fewer than 4
+		// bytes after it is declined, for the slow path.
+		if off > len(f)-(ipv6HdrLen+portsLen) {
+			return false
+		}
+		b := (*[ipv6HdrLen + portsLen]byte)(f[off:])
+		next := b[ipv6NextHeader]
+		label := binary.BigEndian.Uint32(b[0:]) & ipv6LabelMask
+		ports := le.Uint32(b[ipv6HdrLen:])
+		if label != 0 {
+			ports = 0
+		} else if next != ipProtoTCP && next != ipProtoUDP {
+			return false
+		}
+		le.PutUint64(keys[wordControl:], bits.RotateLeft64(uint64(uint16(off+ipv6HdrLen))<<16|uint64(AddrIPv6)<<32, 48))
+		le.PutUint64(keys[wordBasic:], bits.RotateLeft64(basicIPv6<<8|uint64(next)<<24|uint64(label)<<40, 56))
+		le.PutUint64(keys[wordVLAN:], vlan)
+		*(*[8]byte)(keys[wordCVLAN:]) = [8]byte{}
+		le.PutUint64(keys[wordPorts:], bits.RotateLeft64(uint64(ports), 32))
+		// The addresses lie at key bytes 44..75 as at header bytes 8..39.
+		le.PutUint64(keys[wordAddr0:], bits.RotateLeft64(uint64(le.Uint32(b[8:])), 32))
+		le.PutUint64(keys[wordAddr1:], le.Uint64(b[12:]))
+		le.PutUint64(keys[wordAddr2:], le.Uint64(b[20:]))
+		le.PutUint64(keys[wordAddr3:], le.Uint64(b[28:]))
+		le.PutUint64(keys[wordAddr4:], bits.RotateLeft64(uint64(le.Uint32(b[36:]))<<32, 32))
+		return true
 	}
-	le.PutUint64(keys[wordControl:], controlWord(off+ipv6HdrLen, AddrIPv6))
-	le.PutUint64(keys[wordBasic:], basicWord8(basicIPv6, next, label))
-	le.PutUint64(keys[wordVLAN:], vlan)
-	*(*[8]byte)(keys[wordCVLAN:]) = [8]byte{}
-	le.PutUint64(keys[wordPorts:], ports)
-	// The addresses lie at key bytes 44..75 as at header bytes 8..39.
-	le.PutUint64(keys[wordAddr0:], hiWord(le.Uint32(b[8:])))
-	a1, a2, a3 := le.Uint64(b[12:]), le.Uint64(b[20:]), le.Uint64(b[28:])
-	le.PutUint64(keys[wordAddr1:], a1)
-	le.PutUint64(keys[wordAddr2:], a2)
-	le.PutUint64(keys[wordAddr3:], a3)
-	le.PutUint64(keys[wordAddr4:], loWord(le.Uint32(b[36:])))
-	return true
+	return false
 }
 
-// handOverIPv4 records in st where the slow path goes on after matchIPv4L4
+// handOver records in st where the slow path goes on after fastL3 declined
+// the header at off of ethertype etype (little-endian, as fastL3 takes it),
+// behind outer headers that took numHdrs re-dispatches and vlanLevel tags and
+// whose key is the VLAN word vlan, and leaves the keys as the slow path has
+// them there.
+func (st *walkState) handOver(keys *FlowKeys, f []byte, off int, etype uint16, numHdrs int, vlanLevel uint8, vlan uint64) {
+	switch etype {
+	case basicIPv4:
+		st.handOverIPv4(keys, f, off, numHdrs, vlanLevel, vlan)
+	case basicIPv6:
+		st.handOverIPv6(keys, f, off, numHdrs, vlanLevel, vlan)
+	default:
+		*keys = FlowKeys{}
+		binary.LittleEndian.PutUint64(keys[wordVLAN:], vlan)
+		st.set(etype>>8|etype<<8, off, 0, 0, numHdrs, vlanLevel, false)
+	}
+}
+
+// handOverIPv4 records in st where the slow path goes on after fastL3
 // declined the IPv4 header at off, behind outer headers that took numHdrs
 // re-dispatches and vlanLevel tags, and leaves the keys as the slow path has
 // them there, with the VLAN word vlan. A header declined only for its
@@ -165,7 +175,7 @@ func (st *walkState) handOverIPv4(keys *FlowKeys, f []byte, off, numHdrs int, vl
 	st.nhoff, st.ipProto, st.atIPProto = off+ihl*4, b[ipv4Protocol], true
 }
 
-// handOverIPv6 is handOverIPv4 for a header fastIPv6L4 declined: one
+// handOverIPv6 is handOverIPv4 for an IPv6 header fastL3 declined: one
 // without a flow label, followed by an extension header, another protocol or
 // a truncated TCP/UDP header, goes on at the slow path's L4 dispatch.
 func (st *walkState) handOverIPv6(keys *FlowKeys, f []byte, off, numHdrs int, vlanLevel uint8, vlan uint64) {
@@ -177,21 +187,17 @@ func (st *walkState) handOverIPv6(keys *FlowKeys, f []byte, off, numHdrs int, vl
 	}
 	b := f[off : off+ipv6HdrLen]
 	if binary.BigEndian.Uint32(b)&ipv6LabelMask != 0 {
-		return // not declined by fastIPv6L4; the slow path's step decides
+		return // not declined by fastL3; the slow path's step decides
 	}
 	copy(keys[OffIPv6Src:OffIPv6Src+32], b[ipv6SrcAddr:ipv6SrcAddr+32])
 	binary.LittleEndian.PutUint16(keys[OffAddrType:], uint16(AddrIPv6))
 	st.nhoff, st.ipProto, st.atIPProto = off+ipv6HdrLen, b[ipv6NextHeader], true
 }
 
-// fastEthIPv4 is the eth_ip shape with IPv4: Ethernet, IPv4 without options or
-// fragmentation, TCP or UDP, at constant offsets.
-func fastEthIPv4(keys *FlowKeys, f []byte) bool {
-	p, ok := matchEthIPv4(f)
-	if ok {
-		putIPv4L4(keys, (*[ipv4MinHdrLen + portsLen]byte)(f[EthernetHdrLen:]), ethIPv4Len-portsLen, p, 0)
-	}
-	return ok
+// fastEthIP is the eth_ip shape: Ethernet, IPv4 without options or
+// fragmentation or IPv6, TCP or UDP (IPv6: or a flow-label stop).
+func fastEthIP(keys *FlowKeys, f []byte) bool {
+	return fastL3(keys, f, EthernetHdrLen, binary.LittleEndian.Uint16(f[12:]), 0)
 }
 
 // Little-endian words over frame bytes 12..15 and 20..23: the masks keep the
@@ -204,26 +210,6 @@ const (
 	fragMask    = 0xff3f    // MF and offset, as they lie in bytes 20..21
 )
 
-// matchEthIPv4 says whether f is an eth_ip IPv4 frame the fast path covers, and
-// its IP protocol.
-func matchEthIPv4(f []byte) (uint8, bool) {
-	if len(f) < ethIPv4Len {
-		return 0, false
-	}
-	le := binary.LittleEndian
-	w := le.Uint32(f[EthernetHdrLen+ipv4FragOff:])
-	p := uint8(w >> 24)
-	return p, le.Uint32(f[12:])&typeIHLMask == typeIHL5 && w&fragMask == 0 && (p == ipProtoTCP || p == ipProtoUDP)
-}
-
-// fastEthIPv6 is the eth_ip shape with IPv6: TCP or UDP, or a flow-label stop.
-func fastEthIPv6(keys *FlowKeys, f []byte) bool {
-	if binary.BigEndian.Uint16(f[12:]) != EtherTypeIPv6 {
-		return false
-	}
-	return fastIPv6L4(keys, f, EthernetHdrLen, 0)
-}
-
 // vlanWord is the VLAN key word of the tag at f[12:18] (TPID, TCI, inner type):
 // the TCI in host order without DEI, then TPID and type as they lie.
 func vlanWord(f []byte) uint64 {
@@ -235,90 +221,98 @@ func vlanWord(f []byte) uint64 {
 
 func isVLANType(t uint16) bool { return t == EtherTypeVLAN || t == EtherTypeQinQ }
 
-// fastVLAN is the vlan shape: one 802.1Q or 802.1AD tag, then IP and TCP/UDP.
-// A frame declined past the tag leaves in *resumeAt where the slow path goes
-// on, with the VLAN key written (see handOverIPv4).
-func fastVLAN(keys *FlowKeys, f []byte, resumeAt *walkState) bool {
-	const off = EthernetHdrLen + vlanHdrLen
-	if len(f) < off || !isVLANType(binary.BigEndian.Uint16(f[12:])) {
-		return false
+// The VLAN and PPPoE ethertypes and PPP protocols as they lie in a frame, read
+// little-endian.
+const (
+	vlanLE   = EtherTypeVLAN>>8 | EtherTypeVLAN&0xff<<8
+	qinqLE   = EtherTypeQinQ>>8 | EtherTypeQinQ&0xff<<8
+	pppoeLE  = EtherTypePPPoES>>8 | EtherTypePPPoES&0xff<<8
+	pppIPv4  = pppProtoIPv4>>8 | pppProtoIPv4&0xff<<8
+	pppIPv6  = pppProtoIPv6>>8 | pppProtoIPv6&0xff<<8
+	pppoeOK  = pppoeVerType // version/type and code bytes of a session frame, read little-endian
+	vlanOff  = EthernetHdrLen + vlanHdrLen
+	qinqOff  = EthernetHdrLen + 2*vlanHdrLen
+	pppoeOff = EthernetHdrLen + pppoeSesHdrLen
+)
+
+// vlanTags says how many VLAN tags f (at least qinqOff long, with a VLAN
+// ethertype) starts with, one or two, where its IP header starts and its
+// ethertype (read little-endian).
+func vlanTags(f []byte) (tags, off int, etype uint16) {
+	le := binary.LittleEndian
+	if t := le.Uint16(f[16:]); t != vlanLE && t != qinqLE {
+		return 1, vlanOff, t
 	}
-	vlan := vlanWord(f)
-	switch proto := binary.BigEndian.Uint16(f[16:]); proto {
-	case EtherTypeIPv4:
-		if p, ok := matchIPv4L4(f, off); ok {
-			putIPv4L4(keys, (*[ipv4MinHdrLen + portsLen]byte)(f[off:]), off+ipv4MinHdrLen, p, vlan)
-			return true
-		}
-		resumeAt.handOverIPv4(keys, f, off, 1, 1, vlan)
-	case EtherTypeIPv6:
-		if fastIPv6L4(keys, f, off, vlan) {
-			return true
-		}
-		resumeAt.handOverIPv6(keys, f, off, 1, 1, vlan)
-	default:
-		*keys = FlowKeys{}
-		binary.LittleEndian.PutUint64(keys[wordVLAN:], vlan)
-		resumeAt.set(proto, off, 0, 0, 1, 1, false)
-	}
-	return false
+	return 2, qinqOff, le.Uint16(f[20:])
 }
 
-// fastQinQ is the qinq shape: two tags (only the outer one is stored), then IP and
-// TCP/UDP. Its declines are recorded like fastVLAN's. It repeats fastVLAN's
-// body rather than share a helper, which would cost the hits a call.
+// pppoeIP is the ethertype (read little-endian) of the IPv4 or IPv6 packet a
+// valid PPPoE session header carries (f at least pppoeOff long), false for
+// any other.
+func pppoeIP(f []byte) (uint16, bool) {
+	le := binary.LittleEndian
+	if le.Uint16(f[EthernetHdrLen:]) != pppoeOK {
+		return 0, false
+	}
+	switch le.Uint16(f[pppoeOff-2:]) {
+	case pppIPv4:
+		return basicIPv4, true
+	case pppIPv6:
+		return basicIPv6, true
+	}
+	return 0, false
+}
+
+// fastVLAN is the vlan shape: one 802.1Q or 802.1AD tag, then IP and TCP/UDP,
+// and fastQinQ the qinq shape: two tags (only the outer one is stored). A
+// frame declined past the tags leaves in *resumeAt where the slow path goes
+// on, with the VLAN key written (see handOverIPv4). DissectFrame runs their
+// steps itself.
+func fastVLAN(keys *FlowKeys, f []byte, resumeAt *walkState) bool {
+	return fastTagged(keys, f, resumeAt, 1)
+}
+
 func fastQinQ(keys *FlowKeys, f []byte, resumeAt *walkState) bool {
-	const off = EthernetHdrLen + 2*vlanHdrLen
-	if len(f) < off || !isVLANType(binary.BigEndian.Uint16(f[12:])) ||
-		!isVLANType(binary.BigEndian.Uint16(f[16:])) {
+	return fastTagged(keys, f, resumeAt, 2)
+}
+
+func fastTagged(keys *FlowKeys, f []byte, resumeAt *walkState, want int) bool {
+	if len(f) < qinqOff || !isVLANType(binary.BigEndian.Uint16(f[12:])) {
+		if len(f) < vlanOff || want != 1 || !isVLANType(binary.BigEndian.Uint16(f[12:])) {
+			return false
+		}
+		// Too short for a second tag: the slow path decides on the one tag.
+		resumeAt.handOver(keys, f, vlanOff, binary.LittleEndian.Uint16(f[16:]), 1, 1, vlanWord(f))
+		return false
+	}
+	tags, off, etype := vlanTags(f)
+	if tags != want {
 		return false
 	}
 	vlan := vlanWord(f)
-	switch proto := binary.BigEndian.Uint16(f[20:]); proto {
-	case EtherTypeIPv4:
-		if p, ok := matchIPv4L4(f, off); ok {
-			putIPv4L4(keys, (*[ipv4MinHdrLen + portsLen]byte)(f[off:]), off+ipv4MinHdrLen, p, vlan)
-			return true
-		}
-		resumeAt.handOverIPv4(keys, f, off, 2, 1, vlan)
-	case EtherTypeIPv6:
-		if fastIPv6L4(keys, f, off, vlan) {
-			return true
-		}
-		resumeAt.handOverIPv6(keys, f, off, 2, 1, vlan)
-	default:
-		*keys = FlowKeys{}
-		binary.LittleEndian.PutUint64(keys[wordVLAN:], vlan)
-		resumeAt.set(proto, off, 0, 0, 2, 1, false)
+	if fastL3(keys, f, off, etype, vlan) {
+		return true
 	}
+	resumeAt.handOver(keys, f, off, etype, tags, 1, vlan)
 	return false
 }
 
 // fastPPPoE is the pppoe shape: a valid PPPoE session header carrying IPv4 or
 // IPv6, then TCP/UDP. A frame declined past the PPPoE header leaves in
-// *resumeAt where the slow path goes on (see handOverIPv4).
+// *resumeAt where the slow path goes on (see handOverIPv4). DissectFrame runs
+// its steps itself.
 func fastPPPoE(keys *FlowKeys, f []byte, resumeAt *walkState) bool {
-	const off = EthernetHdrLen + pppoeSesHdrLen
-	if len(f) < off || binary.BigEndian.Uint16(f[12:]) != EtherTypePPPoES {
+	if len(f) < pppoeOff || binary.BigEndian.Uint16(f[12:]) != EtherTypePPPoES {
 		return false
 	}
-	h := pppoeSession(f[EthernetHdrLen:off])
-	if !h.Valid() {
+	etype, ok := pppoeIP(f)
+	if !ok {
 		return false
 	}
-	switch h.Protocol() {
-	case pppProtoIPv4:
-		if p, ok := matchIPv4L4(f, off); ok {
-			putIPv4L4(keys, (*[ipv4MinHdrLen + portsLen]byte)(f[off:]), off+ipv4MinHdrLen, p, 0)
-			return true
-		}
-		resumeAt.handOverIPv4(keys, f, off, 1, 0, 0)
-	case pppProtoIPv6:
-		if fastIPv6L4(keys, f, off, 0) {
-			return true
-		}
-		resumeAt.handOverIPv6(keys, f, off, 1, 0, 0)
+	if fastL3(keys, f, pppoeOff, etype, 0) {
+		return true
 	}
+	resumeAt.handOver(keys, f, pppoeOff, etype, 1, 0, 0)
 	return false
 }
 
@@ -339,7 +333,7 @@ func fastMPLS(keys *FlowKeys, f []byte) bool {
 func putMPLS(keys *FlowKeys, f []byte) {
 	le := binary.LittleEndian
 	le.PutUint64(keys[wordControl:], controlWord(min(EthernetHdrLen+mplsLabelLen, len(f)), AddrNone))
-	le.PutUint64(keys[wordBasic:], basicWord8(le.Uint16(f[12:]), 0, 0))
+	le.PutUint64(keys[wordBasic:], bits.RotateLeft64(uint64(le.Uint16(f[12:]))<<8, 56))
 	*(*[64]byte)(keys[wordVLAN:]) = [64]byte{}
 }
 
