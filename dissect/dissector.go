@@ -209,7 +209,7 @@ func (d *Dissector) DissectFrame(keys *FlowKeys, frame []byte) (bool, Path) {
 		// eth+IPv6+TCP/UDP next, also without dissectByType's switch.
 		if uint16(h) == basicIPv6 && d.open&(1<<ShapeEthIP) != 0 && len(frame) >= EthernetHdrLen+ipv6HdrLen+portsLen {
 			if next := frame[EthernetHdrLen+ipv6NextHeader]; next == ipProtoTCP || next == ipProtoUDP {
-				if fastL3(keys, frame, EthernetHdrLen, basicIPv6, 0) {
+				if fastL3(keys, frame, EthernetHdrLen, basicIPv6, 0, 0, 0) {
 					d.counters.Shape[ShapeEthIP].Fast++
 					return true, FastPath(ShapeEthIP)
 				}
@@ -254,7 +254,7 @@ func (d *Dissector) dissectByType(keys *FlowKeys, frame []byte, etype uint16, p 
 			return d.slow(s, keys, frame)
 		}
 		vlan := vlanWord(frame)
-		if fastL3(keys, frame, off, inner, vlan) {
+		if fastL3(keys, frame, off, inner, vlan, 0, 0) {
 			d.counters.Shape[s].Fast++
 			return true, FastPath(s)
 		}
@@ -267,7 +267,7 @@ func (d *Dissector) dissectByType(keys *FlowKeys, frame []byte, etype uint16, p 
 		}
 		d.resumeAt.nhoff = 0
 		if inner, ok := pppoeIP(frame); ok {
-			if fastL3(keys, frame, pppoeOff, inner, 0) {
+			if fastL3(keys, frame, pppoeOff, inner, 0, 0, 0) {
 				d.counters.Shape[ShapePPPoE].Fast++
 				return true, FastPath(ShapePPPoE)
 			}
@@ -301,7 +301,7 @@ func (d *Dissector) dissectByType(keys *FlowKeys, frame []byte, etype uint16, p 
 		if !d.open.Has(ShapeEthIP) {
 			return d.slow(ShapeEthIP, keys, frame)
 		}
-		if fastL3(keys, frame, EthernetHdrLen, basicIPv6, 0) {
+		if fastL3(keys, frame, EthernetHdrLen, basicIPv6, 0, 0, 0) {
 			d.counters.Shape[ShapeEthIP].Fast++
 			return true, FastPath(ShapeEthIP)
 		}
@@ -312,7 +312,7 @@ func (d *Dissector) dissectByType(keys *FlowKeys, frame []byte, etype uint16, p 
 		return d.slow(s, keys, frame)
 	}
 	d.resumeAt.nhoff = 0
-	if fastTunnel(keys, frame, first, &d.resumeAt) {
+	if fastTunnel1(keys, frame) || fastTunnel(keys, frame, first, &d.resumeAt) {
 		d.counters.Shape[s].Fast++
 		return true, FastPath(s)
 	}

@@ -77,9 +77,10 @@ func putControl(keys *FlowKeys, thoff int, addrType AddrType, ctl ControlFlags) 
 // as it lies in the frame, read little-endian), followed by the ports of TCP
 // or UDP (IPv6: or a non-zero flow label, where the default flags stop
 // whatever follows), behind outer headers whose only key is the VLAN word vlan
-// (0 for none). It writes all the keys when it matches, none when it
+// (0 for none), the control flags ctl and the GRE key keyID (as it lies,
+// read little-endian). It writes all the keys when it matches, none when it
 // declines.
-func fastL3(keys *FlowKeys, f []byte, off int, etype uint16, vlan uint64) bool {
+func fastL3(keys *FlowKeys, f []byte, off int, etype uint16, vlan uint64, ctl ControlFlags, keyID uint32) bool {
 	le := binary.LittleEndian
 	switch etype {
 	case basicIPv4:
@@ -91,11 +92,11 @@ func fastL3(keys *FlowKeys, f []byte, off int, etype uint16, vlan uint64) bool {
 		if b[ipv4VerIHL]&0x0f != 5 || le.Uint16(b[ipv4FragOff:])&fragMask != 0 || (p != ipProtoTCP && p != ipProtoUDP) {
 			return false
 		}
-		le.PutUint64(keys[wordControl:], bits.RotateLeft64(uint64(uint16(off+ipv4MinHdrLen))<<16|uint64(AddrIPv4)<<32, 48))
+		le.PutUint64(keys[wordControl:], bits.RotateLeft64(uint64(uint16(off+ipv4MinHdrLen))<<16|uint64(AddrIPv4)<<32|uint64(ctl)<<48, 48))
 		le.PutUint64(keys[wordBasic:], bits.RotateLeft64(basicIPv4<<8|uint64(p)<<24, 56))
 		le.PutUint64(keys[wordVLAN:], vlan)
 		*(*[8]byte)(keys[wordCVLAN:]) = [8]byte{}
-		le.PutUint64(keys[wordPorts:], bits.RotateLeft64(uint64(le.Uint32(b[ipv4MinHdrLen:])), 32))
+		le.PutUint64(keys[wordPorts:], bits.RotateLeft64(uint64(le.Uint32(b[ipv4MinHdrLen:]))|uint64(keyID)<<32, 32))
 		le.PutUint64(keys[wordAddr0:], bits.RotateLeft64(uint64(le.Uint32(b[ipv4SrcAddr:])), 32))
 		le.PutUint64(keys[wordAddr1:], bits.RotateLeft64(uint64(le.Uint32(b[ipv4DstAddr:]))<<32, 32))
 		*(*[24]byte)(keys[wordAddr2:]) = [24]byte{}
@@ -116,11 +117,11 @@ func fastL3(keys *FlowKeys, f []byte, off int, etype uint16, vlan uint64) bool {
 		} else if next != ipProtoTCP && next != ipProtoUDP {
 			return false
 		}
-		le.PutUint64(keys[wordControl:], bits.RotateLeft64(uint64(uint16(off+ipv6HdrLen))<<16|uint64(AddrIPv6)<<32, 48))
+		le.PutUint64(keys[wordControl:], bits.RotateLeft64(uint64(uint16(off+ipv6HdrLen))<<16|uint64(AddrIPv6)<<32|uint64(ctl)<<48, 48))
 		le.PutUint64(keys[wordBasic:], bits.RotateLeft64(basicIPv6<<8|uint64(next)<<24|uint64(label)<<40, 56))
 		le.PutUint64(keys[wordVLAN:], vlan)
 		*(*[8]byte)(keys[wordCVLAN:]) = [8]byte{}
-		le.PutUint64(keys[wordPorts:], bits.RotateLeft64(uint64(ports), 32))
+		le.PutUint64(keys[wordPorts:], bits.RotateLeft64(uint64(ports)|uint64(keyID)<<32, 32))
 		// The addresses lie at key bytes 44..75 as at header bytes 8..39.
 		le.PutUint64(keys[wordAddr0:], bits.RotateLeft64(uint64(le.Uint32(b[8:])), 32))
 		le.PutUint64(keys[wordAddr1:], le.Uint64(b[12:]))
@@ -197,7 +198,7 @@ func (st *walkState) handOverIPv6(keys *FlowKeys, f []byte, off, numHdrs int, vl
 // fastEthIP is the eth_ip shape: Ethernet, IPv4 without options or
 // fragmentation or IPv6, TCP or UDP (IPv6: or a flow-label stop).
 func fastEthIP(keys *FlowKeys, f []byte) bool {
-	return fastL3(keys, f, EthernetHdrLen, binary.LittleEndian.Uint16(f[12:]), 0)
+	return fastL3(keys, f, EthernetHdrLen, binary.LittleEndian.Uint16(f[12:]), 0, 0, 0)
 }
 
 // Little-endian words over frame bytes 12..15 and 20..23: the masks keep the
@@ -290,7 +291,7 @@ func fastTagged(keys *FlowKeys, f []byte, resumeAt *walkState, want int) bool {
 		return false
 	}
 	vlan := vlanWord(f)
-	if fastL3(keys, f, off, etype, vlan) {
+	if fastL3(keys, f, off, etype, vlan, 0, 0) {
 		return true
 	}
 	resumeAt.handOver(keys, f, off, etype, tags, 1, vlan)
@@ -309,7 +310,7 @@ func fastPPPoE(keys *FlowKeys, f []byte, resumeAt *walkState) bool {
 	if !ok {
 		return false
 	}
-	if fastL3(keys, f, pppoeOff, etype, 0) {
+	if fastL3(keys, f, pppoeOff, etype, 0, 0, 0) {
 		return true
 	}
 	resumeAt.handOver(keys, f, pppoeOff, etype, 1, 0, 0)
@@ -335,6 +336,81 @@ func putMPLS(keys *FlowKeys, f []byte) {
 	le.PutUint64(keys[wordControl:], controlWord(min(EthernetHdrLen+mplsLabelLen, len(f)), AddrNone))
 	le.PutUint64(keys[wordBasic:], bits.RotateLeft64(uint64(le.Uint16(f[12:]))<<8, 56))
 	*(*[64]byte)(keys[wordVLAN:]) = [64]byte{}
+}
+
+// fastTunnel1 is the common case of fastTunnel, straight-line: one outer
+// IPv4 or IPv6 header, IP-in-IP or GRE version 0 (with optional checksum, key
+// and sequence) into one inner header, then fastL3's tail. An inner IPv4
+// header behind an outer IPv6 one (whose address bytes it leaves in the
+// keys), transparent Ethernet bridging, deeper chains and whatever else it
+// does not cover it declines without touching the keys, for fastTunnel.
+func fastTunnel1(keys *FlowKeys, f []byte) bool {
+	le := binary.LittleEndian
+	outer := le.Uint16(f[12:])
+	var (
+		off   int
+		proto uint8
+	)
+	switch outer {
+	case basicIPv4:
+		if len(f) < EthernetHdrLen+ipv4MinHdrLen {
+			return false
+		}
+		b := (*[ipv4MinHdrLen]byte)(f[EthernetHdrLen:])
+		if b[ipv4VerIHL]&0x0f != 5 || le.Uint16(b[ipv4FragOff:])&fragMask != 0 {
+			return false
+		}
+		off, proto = EthernetHdrLen+ipv4MinHdrLen, b[ipv4Protocol]
+	case basicIPv6:
+		if len(f) < EthernetHdrLen+ipv6HdrLen {
+			return false
+		}
+		b := (*[ipv6HdrLen]byte)(f[EthernetHdrLen:])
+		if binary.BigEndian.Uint32(b[0:])&ipv6LabelMask != 0 {
+			return false
+		}
+		off, proto = EthernetHdrLen+ipv6HdrLen, b[ipv6NextHeader]
+	default:
+		return false
+	}
+	var (
+		inner uint16
+		keyID uint32
+	)
+	switch proto {
+	case ipProtoIPIP:
+		inner = basicIPv4
+	case ipProtoIPv6:
+		inner = basicIPv6
+	case ipProtoGRE:
+		if off > len(f)-(greBaseHdrLen+8) {
+			return false // room for the base header, checksum and key; fastTunnel decides
+		}
+		g := (*[greBaseHdrLen + 8]byte)(f[off:])
+		fv := binary.BigEndian.Uint16(g[0:])
+		if fv&^(greChecksum|greKey|greSeq) != 0 {
+			return false
+		}
+		inner = le.Uint16(g[2:])
+		n := greBaseHdrLen
+		if fv&greChecksum != 0 {
+			n += 4
+		}
+		if fv&greKey != 0 {
+			keyID = le.Uint32(g[n:])
+			n += 4
+		}
+		if fv&greSeq != 0 {
+			n += 4
+		}
+		off += n
+	default:
+		return false
+	}
+	if inner == basicIPv4 && outer != basicIPv4 {
+		return false
+	}
+	return fastL3(keys, f, off, inner, 0, FlagEncapsulation, keyID)
 }
 
 // fastTunnel is the ipip and gre shapes: Ethernet, then a chain of IPv4/IPv6
