@@ -206,13 +206,36 @@ func (d *Dissector) DissectFrame(keys *FlowKeys, frame []byte) (bool, Path) {
 	w := le.Uint32(frame[EthernetHdrLen+ipv4FragOff:])
 	p := uint8(w >> 24)
 	if h&typeIHLMask != typeIHL5 || w&fragMask != 0 || (p != ipProtoTCP && p != ipProtoUDP) || d.open&(1<<ShapeEthIP) == 0 {
-		// eth+IPv6+TCP/UDP next, also without dissectByType's switch.
-		if uint16(h) == basicIPv6 && d.open&(1<<ShapeEthIP) != 0 && len(frame) >= EthernetHdrLen+ipv6HdrLen+portsLen {
-			if next := frame[EthernetHdrLen+ipv6NextHeader]; next == ipProtoTCP || next == ipProtoUDP {
-				if fastL3(keys, frame, EthernetHdrLen, basicIPv6, 0, 0, 0) {
+		// Every other frame goes on in a call that ends this function, so
+		// that no argument has to be kept (spilled) across a call.
+		if uint16(h) == basicIPv6 && len(frame) >= EthernetHdrLen+ipv6HdrLen+portsLen {
+			switch frame[EthernetHdrLen+ipv6NextHeader] {
+			case ipProtoTCP, ipProtoUDP:
+				// fastL3 covers them all: it never declines here.
+				if d.open&(1<<ShapeEthIP) != 0 && fastL3(keys, frame, EthernetHdrLen, basicIPv6, 0, 0, 0) {
 					d.counters.Shape[ShapeEthIP].Fast++
 					return true, FastPath(ShapeEthIP)
 				}
+			case ipProtoIPIP, ipProtoIPv6:
+				return d.tunnel(ShapeIPIP, ipProtoIPIP, keys, frame)
+			case ipProtoGRE:
+				return d.tunnel(ShapeGRE, ipProtoGRE, keys, frame)
+			}
+			return d.dissectByType(keys, frame, uint16(h), p)
+		}
+		switch uint16(h) {
+		case vlanLE, qinqLE:
+			return d.tagged(keys, frame)
+		case pppoeLE:
+			return d.pppoe(keys, frame)
+		case mplsUCLE, mplsMCLE:
+			return d.mpls(keys, frame)
+		case basicIPv4:
+			switch p {
+			case ipProtoIPIP, ipProtoIPv6:
+				return d.tunnel(ShapeIPIP, ipProtoIPIP, keys, frame)
+			case ipProtoGRE:
+				return d.tunnel(ShapeGRE, ipProtoGRE, keys, frame)
 			}
 		}
 		return d.dissectByType(keys, frame, uint16(h), p)
@@ -244,43 +267,11 @@ func (d *Dissector) dissectByType(keys *FlowKeys, frame []byte, etype uint16, p 
 		}
 		first = frame[EthernetHdrLen+ipv6NextHeader]
 	case vlanLE, qinqLE:
-		// fastVLAN's and fastQinQ's steps.
-		if len(frame) < qinqOff {
-			return d.dissectClass(keys, frame)
-		}
-		tags, off, inner := vlanTags(frame)
-		s := ShapeVLAN + Shape(tags-1)
-		if !d.open.Has(s) {
-			return d.slow(s, keys, frame)
-		}
-		vlan := vlanWord(frame)
-		if fastL3(keys, frame, off, inner, vlan, 0, 0) {
-			d.counters.Shape[s].Fast++
-			return true, FastPath(s)
-		}
-		d.resumeAt.handOver(keys, frame, off, inner, tags, 1, vlan)
-		return d.declined(s, keys, frame)
+		return d.tagged(keys, frame)
 	case pppoeLE:
-		// fastPPPoE's steps.
-		if !d.open.Has(ShapePPPoE) {
-			return d.slow(ShapePPPoE, keys, frame)
-		}
-		d.resumeAt.nhoff = 0
-		if inner, ok := pppoeIP(frame); ok {
-			if fastL3(keys, frame, pppoeOff, inner, 0, 0, 0) {
-				d.counters.Shape[ShapePPPoE].Fast++
-				return true, FastPath(ShapePPPoE)
-			}
-			d.resumeAt.handOver(keys, frame, pppoeOff, inner, 1, 0, 0)
-		}
-		return d.declined(ShapePPPoE, keys, frame)
-	case EtherTypeMPLSUC>>8 | EtherTypeMPLSUC&0xff<<8, EtherTypeMPLSMC>>8 | EtherTypeMPLSMC&0xff<<8:
-		if !d.open.Has(ShapeMPLS) {
-			return d.slow(ShapeMPLS, keys, frame)
-		}
-		putMPLS(keys, frame)
-		d.counters.Shape[ShapeMPLS].Fast++
-		return true, FastPath(ShapeMPLS)
+		return d.pppoe(keys, frame)
+	case mplsUCLE, mplsMCLE:
+		return d.mpls(keys, frame)
 	default:
 		return d.dissectClass(keys, frame)
 	}
@@ -308,11 +299,129 @@ func (d *Dissector) dissectByType(keys *FlowKeys, frame []byte, etype uint16, p 
 		d.resumeAt.handOverIPv6(keys, frame, EthernetHdrLen, 0, 0, 0)
 		return d.declined(ShapeEthIP, keys, frame)
 	}
+	return d.tunnel(s, first, keys, frame)
+}
+
+// The handlers of the classes that DissectFrame calls when it ends, for
+// frames at least ethIPv4Len long: each counts its fast path's hits and, on a
+// decline, runs the slow path from where the fast path stopped.
+
+// tagged takes the frames with a VLAN tag: fastVLAN's and fastQinQ's steps.
+func (d *Dissector) tagged(keys *FlowKeys, frame []byte) (bool, Path) {
+	if len(frame) < qinqOff {
+		return d.dissectClass(keys, frame)
+	}
+	le := binary.LittleEndian
+	if inner := le.Uint16(frame[16:]); inner != vlanLE && inner != qinqLE {
+		if !d.open.Has(ShapeVLAN) {
+			return d.slow(ShapeVLAN, keys, frame)
+		}
+		vlan := vlanWord(frame)
+		if fastL3(keys, frame, vlanOff, inner, vlan, 0, 0) {
+			d.counters.Shape[ShapeVLAN].Fast++
+			return true, FastPath(ShapeVLAN)
+		}
+		d.resumeAt.handOver(keys, frame, vlanOff, inner, 1, 1, vlan)
+		return d.declined(ShapeVLAN, keys, frame)
+	}
+	if !d.open.Has(ShapeQinQ) {
+		return d.slow(ShapeQinQ, keys, frame)
+	}
+	vlan := vlanWord(frame)
+	inner := le.Uint16(frame[20:])
+	if fastL3(keys, frame, qinqOff, inner, vlan, 0, 0) {
+		d.counters.Shape[ShapeQinQ].Fast++
+		return true, FastPath(ShapeQinQ)
+	}
+	d.resumeAt.handOver(keys, frame, qinqOff, inner, 2, 1, vlan)
+	return d.declined(ShapeQinQ, keys, frame)
+}
+
+// pppoe takes the PPPoE session frames: fastPPPoE's steps.
+func (d *Dissector) pppoe(keys *FlowKeys, frame []byte) (bool, Path) {
+	if !d.open.Has(ShapePPPoE) {
+		return d.slow(ShapePPPoE, keys, frame)
+	}
+	d.resumeAt.nhoff = 0
+	if inner, ok := pppoeIP(frame); ok {
+		if fastL3(keys, frame, pppoeOff, inner, 0, 0, 0) {
+			d.counters.Shape[ShapePPPoE].Fast++
+			return true, FastPath(ShapePPPoE)
+		}
+		d.resumeAt.handOver(keys, frame, pppoeOff, inner, 1, 0, 0)
+	}
+	return d.declined(ShapePPPoE, keys, frame)
+}
+
+// mpls takes the MPLS frames, all of which its fast path covers.
+func (d *Dissector) mpls(keys *FlowKeys, frame []byte) (bool, Path) {
+	if !d.open.Has(ShapeMPLS) {
+		return d.slow(ShapeMPLS, keys, frame)
+	}
+	putMPLS(keys, frame)
+	d.counters.Shape[ShapeMPLS].Fast++
+	return true, FastPath(ShapeMPLS)
+}
+
+// tunnel takes the frames of the ipip or gre class (s, with first its outer
+// IP protocol). It tries the common case straight-line: one outer IPv4 or
+// IPv6 header, IP-in-IP or GRE version 0 (with optional checksum, key and
+// sequence) into one inner header, then fastL3's tail. An inner IPv4 header
+// behind an outer IPv6 one (whose address bytes it leaves in the keys),
+// transparent Ethernet bridging, deeper chains and whatever else that does
+// not cover go on to fastTunnel's loop, which starts over.
+func (d *Dissector) tunnel(s Shape, first uint8, keys *FlowKeys, frame []byte) (bool, Path) {
 	if !d.open.Has(s) {
 		return d.slow(s, keys, frame)
 	}
+	le := binary.LittleEndian
+	b := (*[ethIPv4Len]byte)(frame)
+	outer := le.Uint16(b[12:])
+	off, proto := EthernetHdrLen+ipv4MinHdrLen, b[EthernetHdrLen+ipv4Protocol]
+	ok := b[EthernetHdrLen+ipv4VerIHL]&0x0f == 5 && le.Uint16(b[EthernetHdrLen+ipv4FragOff:])&fragMask == 0
+	if outer == basicIPv6 {
+		// The class says the frame holds the whole IPv6 header.
+		off, proto = EthernetHdrLen+ipv6HdrLen, frame[EthernetHdrLen+ipv6NextHeader]
+		ok = binary.BigEndian.Uint32(b[EthernetHdrLen:])&ipv6LabelMask == 0
+	}
+	var (
+		inner uint16
+		keyID uint32
+	)
+	switch proto {
+	case ipProtoIPIP:
+		inner = basicIPv4
+		ok = ok && outer == basicIPv4
+	case ipProtoIPv6:
+		inner = basicIPv6
+	case ipProtoGRE:
+		if !ok || off > len(frame)-(greBaseHdrLen+8) {
+			ok = false // room for the base header, checksum and key
+			break
+		}
+		g := (*[greBaseHdrLen + 8]byte)(frame[off:])
+		fv := binary.BigEndian.Uint16(g[0:])
+		inner = le.Uint16(g[2:])
+		ok = fv&^(greChecksum|greKey|greSeq) == 0 && (inner == basicIPv6 || inner == basicIPv4 && outer == basicIPv4)
+		n := greBaseHdrLen
+		if fv&greChecksum != 0 {
+			n += 4
+		}
+		if fv&greKey != 0 {
+			keyID = le.Uint32(g[n:])
+			n += 4
+		}
+		if fv&greSeq != 0 {
+			n += 4
+		}
+		off += n
+	}
+	if ok && fastL3(keys, frame, off, inner, 0, FlagEncapsulation, keyID) {
+		d.counters.Shape[s].Fast++
+		return true, FastPath(s)
+	}
 	d.resumeAt.nhoff = 0
-	if fastTunnel1(keys, frame) || fastTunnel(keys, frame, first, &d.resumeAt) {
+	if fastTunnel(keys, frame, first, &d.resumeAt) {
 		d.counters.Shape[s].Fast++
 		return true, FastPath(s)
 	}

@@ -222,12 +222,14 @@ func vlanWord(f []byte) uint64 {
 
 func isVLANType(t uint16) bool { return t == EtherTypeVLAN || t == EtherTypeQinQ }
 
-// The VLAN and PPPoE ethertypes and PPP protocols as they lie in a frame, read
+// The VLAN, PPPoE and MPLS ethertypes and PPP protocols as they lie in a frame, read
 // little-endian.
 const (
 	vlanLE   = EtherTypeVLAN>>8 | EtherTypeVLAN&0xff<<8
 	qinqLE   = EtherTypeQinQ>>8 | EtherTypeQinQ&0xff<<8
 	pppoeLE  = EtherTypePPPoES>>8 | EtherTypePPPoES&0xff<<8
+	mplsUCLE = EtherTypeMPLSUC>>8 | EtherTypeMPLSUC&0xff<<8
+	mplsMCLE = EtherTypeMPLSMC>>8 | EtherTypeMPLSMC&0xff<<8
 	pppIPv4  = pppProtoIPv4>>8 | pppProtoIPv4&0xff<<8
 	pppIPv6  = pppProtoIPv6>>8 | pppProtoIPv6&0xff<<8
 	pppoeOK  = pppoeVerType // version/type and code bytes of a session frame, read little-endian
@@ -336,81 +338,6 @@ func putMPLS(keys *FlowKeys, f []byte) {
 	le.PutUint64(keys[wordControl:], controlWord(min(EthernetHdrLen+mplsLabelLen, len(f)), AddrNone))
 	le.PutUint64(keys[wordBasic:], bits.RotateLeft64(uint64(le.Uint16(f[12:]))<<8, 56))
 	*(*[64]byte)(keys[wordVLAN:]) = [64]byte{}
-}
-
-// fastTunnel1 is the common case of fastTunnel, straight-line: one outer
-// IPv4 or IPv6 header, IP-in-IP or GRE version 0 (with optional checksum, key
-// and sequence) into one inner header, then fastL3's tail. An inner IPv4
-// header behind an outer IPv6 one (whose address bytes it leaves in the
-// keys), transparent Ethernet bridging, deeper chains and whatever else it
-// does not cover it declines without touching the keys, for fastTunnel.
-func fastTunnel1(keys *FlowKeys, f []byte) bool {
-	le := binary.LittleEndian
-	outer := le.Uint16(f[12:])
-	var (
-		off   int
-		proto uint8
-	)
-	switch outer {
-	case basicIPv4:
-		if len(f) < EthernetHdrLen+ipv4MinHdrLen {
-			return false
-		}
-		b := (*[ipv4MinHdrLen]byte)(f[EthernetHdrLen:])
-		if b[ipv4VerIHL]&0x0f != 5 || le.Uint16(b[ipv4FragOff:])&fragMask != 0 {
-			return false
-		}
-		off, proto = EthernetHdrLen+ipv4MinHdrLen, b[ipv4Protocol]
-	case basicIPv6:
-		if len(f) < EthernetHdrLen+ipv6HdrLen {
-			return false
-		}
-		b := (*[ipv6HdrLen]byte)(f[EthernetHdrLen:])
-		if binary.BigEndian.Uint32(b[0:])&ipv6LabelMask != 0 {
-			return false
-		}
-		off, proto = EthernetHdrLen+ipv6HdrLen, b[ipv6NextHeader]
-	default:
-		return false
-	}
-	var (
-		inner uint16
-		keyID uint32
-	)
-	switch proto {
-	case ipProtoIPIP:
-		inner = basicIPv4
-	case ipProtoIPv6:
-		inner = basicIPv6
-	case ipProtoGRE:
-		if off > len(f)-(greBaseHdrLen+8) {
-			return false // room for the base header, checksum and key; fastTunnel decides
-		}
-		g := (*[greBaseHdrLen + 8]byte)(f[off:])
-		fv := binary.BigEndian.Uint16(g[0:])
-		if fv&^(greChecksum|greKey|greSeq) != 0 {
-			return false
-		}
-		inner = le.Uint16(g[2:])
-		n := greBaseHdrLen
-		if fv&greChecksum != 0 {
-			n += 4
-		}
-		if fv&greKey != 0 {
-			keyID = le.Uint32(g[n:])
-			n += 4
-		}
-		if fv&greSeq != 0 {
-			n += 4
-		}
-		off += n
-	default:
-		return false
-	}
-	if inner == basicIPv4 && outer != basicIPv4 {
-		return false
-	}
-	return fastL3(keys, f, off, inner, 0, FlagEncapsulation, keyID)
 }
 
 // fastTunnel is the ipip and gre shapes: Ethernet, then a chain of IPv4/IPv6
