@@ -211,8 +211,9 @@ func (d *Dissector) DissectFrame(keys *FlowKeys, frame []byte) (bool, Path) {
 		if uint16(h) == basicIPv6 && len(frame) >= EthernetHdrLen+ipv6HdrLen+portsLen {
 			switch frame[EthernetHdrLen+ipv6NextHeader] {
 			case ipProtoTCP, ipProtoUDP:
-				// fastL3 covers them all: it never declines here.
-				if d.open&(1<<ShapeEthIP) != 0 && fastL3(keys, frame, EthernetHdrLen, basicIPv6, 0, 0, 0) {
+				// l4IPv6 covers them all: it never declines here.
+				if d.open&(1<<ShapeEthIP) != 0 &&
+					l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[EthernetHdrLen:]), EthernetHdrLen+ipv6HdrLen, 0, 0, 0) {
 					d.counters.Shape[ShapeEthIP].Fast++
 					return true, FastPath(ShapeEthIP)
 				}
@@ -306,9 +307,10 @@ func (d *Dissector) dissectByType(keys *FlowKeys, frame []byte, etype uint16, p 
 // frames at least ethIPv4Len long: each counts its fast path's hits and, on a
 // decline, runs the slow path from where the fast path stopped.
 
-// tagged takes the frames with a VLAN tag: fastVLAN's and fastQinQ's steps.
+// tagged takes the frames with a VLAN tag: fastVLAN's and fastQinQ's steps,
+// with fastL3's written out for constant offsets.
 func (d *Dissector) tagged(keys *FlowKeys, frame []byte) (bool, Path) {
-	if len(frame) < qinqOff {
+	if len(frame) < qinqOff+ipv4MinHdrLen+portsLen {
 		return d.dissectClass(keys, frame)
 	}
 	le := binary.LittleEndian
@@ -317,7 +319,15 @@ func (d *Dissector) tagged(keys *FlowKeys, frame []byte) (bool, Path) {
 			return d.slow(ShapeVLAN, keys, frame)
 		}
 		vlan := vlanWord(frame)
-		if fastL3(keys, frame, vlanOff, inner, vlan, 0, 0) {
+		var hit bool
+		switch inner {
+		case basicIPv4:
+			hit = l4IPv4(keys, (*[ipv4MinHdrLen + portsLen]byte)(frame[vlanOff:]), vlanOff+ipv4MinHdrLen, vlan, 0, 0)
+		case basicIPv6:
+			hit = len(frame) >= vlanOff+ipv6HdrLen+portsLen &&
+				l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[vlanOff:]), vlanOff+ipv6HdrLen, vlan, 0, 0)
+		}
+		if hit {
 			d.counters.Shape[ShapeVLAN].Fast++
 			return true, FastPath(ShapeVLAN)
 		}
@@ -328,8 +338,16 @@ func (d *Dissector) tagged(keys *FlowKeys, frame []byte) (bool, Path) {
 		return d.slow(ShapeQinQ, keys, frame)
 	}
 	vlan := vlanWord(frame)
+	var hit bool
 	inner := le.Uint16(frame[20:])
-	if fastL3(keys, frame, qinqOff, inner, vlan, 0, 0) {
+	switch inner {
+	case basicIPv4:
+		hit = l4IPv4(keys, (*[ipv4MinHdrLen + portsLen]byte)(frame[qinqOff:]), qinqOff+ipv4MinHdrLen, vlan, 0, 0)
+	case basicIPv6:
+		hit = len(frame) >= qinqOff+ipv6HdrLen+portsLen &&
+			l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[qinqOff:]), qinqOff+ipv6HdrLen, vlan, 0, 0)
+	}
+	if hit {
 		d.counters.Shape[ShapeQinQ].Fast++
 		return true, FastPath(ShapeQinQ)
 	}
@@ -337,19 +355,30 @@ func (d *Dissector) tagged(keys *FlowKeys, frame []byte) (bool, Path) {
 	return d.declined(ShapeQinQ, keys, frame)
 }
 
-// pppoe takes the PPPoE session frames: fastPPPoE's steps.
+// pppoe takes the PPPoE session frames: fastPPPoE's steps, with fastL3's
+// written out for constant offsets.
 func (d *Dissector) pppoe(keys *FlowKeys, frame []byte) (bool, Path) {
 	if !d.open.Has(ShapePPPoE) {
 		return d.slow(ShapePPPoE, keys, frame)
 	}
 	d.resumeAt.nhoff = 0
-	if inner, ok := pppoeIP(frame); ok {
-		if fastL3(keys, frame, pppoeOff, inner, 0, 0, 0) {
-			d.counters.Shape[ShapePPPoE].Fast++
-			return true, FastPath(ShapePPPoE)
-		}
-		d.resumeAt.handOver(keys, frame, pppoeOff, inner, 1, 0, 0)
+	inner, ok := pppoeIP(frame)
+	if !ok {
+		return d.declined(ShapePPPoE, keys, frame)
 	}
+	var hit bool
+	if inner == basicIPv4 {
+		hit = len(frame) >= pppoeOff+ipv4MinHdrLen+portsLen &&
+			l4IPv4(keys, (*[ipv4MinHdrLen + portsLen]byte)(frame[pppoeOff:]), pppoeOff+ipv4MinHdrLen, 0, 0, 0)
+	} else {
+		hit = len(frame) >= pppoeOff+ipv6HdrLen+portsLen &&
+			l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[pppoeOff:]), pppoeOff+ipv6HdrLen, 0, 0, 0)
+	}
+	if hit {
+		d.counters.Shape[ShapePPPoE].Fast++
+		return true, FastPath(ShapePPPoE)
+	}
+	d.resumeAt.handOver(keys, frame, pppoeOff, inner, 1, 0, 0)
 	return d.declined(ShapePPPoE, keys, frame)
 }
 
@@ -416,7 +445,17 @@ func (d *Dissector) tunnel(s Shape, first uint8, keys *FlowKeys, frame []byte) (
 		}
 		off += n
 	}
-	if ok && fastL3(keys, frame, off, inner, 0, FlagEncapsulation, keyID) {
+	var hit bool
+	switch {
+	case !ok:
+	case inner == basicIPv4:
+		hit = off <= len(frame)-(ipv4MinHdrLen+portsLen) &&
+			l4IPv4(keys, (*[ipv4MinHdrLen + portsLen]byte)(frame[off:]), off+ipv4MinHdrLen, 0, FlagEncapsulation, keyID)
+	case inner == basicIPv6:
+		hit = off <= len(frame)-(ipv6HdrLen+portsLen) &&
+			l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[off:]), off+ipv6HdrLen, 0, FlagEncapsulation, keyID)
+	}
+	if hit {
 		d.counters.Shape[s].Fast++
 		return true, FastPath(s)
 	}
