@@ -361,18 +361,22 @@ func (d *Dissector) pppoe(keys *FlowKeys, frame []byte) (bool, Path) {
 	if !d.open.Has(ShapePPPoE) {
 		return d.slow(ShapePPPoE, keys, frame)
 	}
-	d.resumeAt.nhoff = 0
-	inner, ok := pppoeIP(frame)
-	if !ok {
-		return d.declined(ShapePPPoE, keys, frame)
-	}
+	le := binary.LittleEndian
+	b := (*[ethIPv4Len]byte)(frame)
 	var hit bool
-	if inner == basicIPv4 {
+	inner := le.Uint16(b[pppoeOff-2:]) // the PPP protocol, for now
+	switch valid := le.Uint16(b[EthernetHdrLen:]) == pppoeOK; {
+	case valid && inner == pppIPv4:
+		inner = basicIPv4
 		hit = len(frame) >= pppoeOff+ipv4MinHdrLen+portsLen &&
 			l4IPv4(keys, (*[ipv4MinHdrLen + portsLen]byte)(frame[pppoeOff:]), pppoeOff+ipv4MinHdrLen, 0, 0, 0)
-	} else {
+	case valid && inner == pppIPv6:
+		inner = basicIPv6
 		hit = len(frame) >= pppoeOff+ipv6HdrLen+portsLen &&
 			l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[pppoeOff:]), pppoeOff+ipv6HdrLen, 0, 0, 0)
+	default:
+		d.resumeAt.nhoff = 0
+		return d.declined(ShapePPPoE, keys, frame)
 	}
 	if hit {
 		d.counters.Shape[ShapePPPoE].Fast++
