@@ -191,23 +191,25 @@ func (d *Dissector) Counters() Counters { return d.counters }
 // only its declines, on frames of its own class that its fast path does not cover.
 //
 // eth+IPv4+TCP/UDP, the most common frame, is tested for first and written
-// here without a call; dissectByType tells the other classes apart by one
-// switch on the ethertype and calls each shape's fast path directly; and
-// dissectClass does the same for frames too short for these tests and under
-// auto mode. No frame is offered to a fast path twice.
+// here without a call, then eth+IPv6+TCP/UDP with one call; the other classes
+// go by one switch on the ethertype to a handler each (tagged, pppoe, mpls,
+// tunnel, ipClass) called where this function ends; dissectClass does the
+// same for frames too short for these tests and under auto mode. No frame is
+// offered to a fast path twice.
 func (d *Dissector) DissectFrame(keys *FlowKeys, frame []byte) (bool, Path) {
 	if d.auto != nil || len(frame) < ethIPv4Len {
 		return d.dissectClass(keys, frame)
 	}
-	// matchEthIPv4's test on two words, then putIPv4L4's stores: a call
-	// here would make every other frame's arguments spill.
+	// matchEthIPv4's test on two words, then l4IPv4's stores, without a
+	// call.
 	le := binary.LittleEndian
 	h := le.Uint32(frame[12:]) // ethertype, version and IHL, TOS
 	w := le.Uint32(frame[EthernetHdrLen+ipv4FragOff:])
 	p := uint8(w >> 24)
 	if h&typeIHLMask != typeIHL5 || w&fragMask != 0 || (p != ipProtoTCP && p != ipProtoUDP) || d.open&(1<<ShapeEthIP) == 0 {
-		// Every other frame goes on in a call that ends this function, so
-		// that no argument has to be kept (spilled) across a call.
+		// eth+IPv6+TCP/UDP calls l4IPv6; every other frame goes on in a
+		// call that ends this function, so that no argument has to be kept
+		// (spilled) across a call.
 		if uint16(h) == basicIPv6 && len(frame) >= EthernetHdrLen+ipv6HdrLen+portsLen {
 			switch frame[EthernetHdrLen+ipv6NextHeader] {
 			case ipProtoTCP, ipProtoUDP:
@@ -222,7 +224,7 @@ func (d *Dissector) DissectFrame(keys *FlowKeys, frame []byte) (bool, Path) {
 			case ipProtoGRE:
 				return d.tunnel(ShapeGRE, ipProtoGRE, keys, frame)
 			}
-			return d.dissectByType(keys, frame, uint16(h), p)
+			return d.ipClass(keys, frame, uint16(h), p)
 		}
 		switch uint16(h) {
 		case vlanLE, qinqLE:
@@ -238,8 +240,11 @@ func (d *Dissector) DissectFrame(keys *FlowKeys, frame []byte) (bool, Path) {
 			case ipProtoGRE:
 				return d.tunnel(ShapeGRE, ipProtoGRE, keys, frame)
 			}
+			return d.ipClass(keys, frame, basicIPv4, p)
+		case basicIPv6:
+			return d.ipClass(keys, frame, basicIPv6, p)
 		}
-		return d.dissectByType(keys, frame, uint16(h), p)
+		return d.dissectClass(keys, frame)
 	}
 	b := (*[ethIPv4Len]byte)(frame)
 	le.PutUint64(keys[wordControl:], bits.RotateLeft64(uint64(ethIPv4Len-portsLen)<<16|uint64(AddrIPv4)<<32, 48))
@@ -253,54 +258,38 @@ func (d *Dissector) DissectFrame(keys *FlowKeys, frame []byte) (bool, Path) {
 	return true, FastPath(ShapeEthIP)
 }
 
-// dissectByType is DissectFrame for the frames other than eth+IPv4+TCP/UDP
-// with its gate open, at least ethIPv4Len long: etype is the ethertype as it
-// lies in the frame (read little-endian), p the IPv4 protocol if it is IPv4.
-// Each case counts its fast path's hits itself, with a constant shape.
-func (d *Dissector) dissectByType(keys *FlowKeys, frame []byte, etype uint16, p uint8) (bool, Path) {
-	var first uint8 // the outer IP protocol of an ipip or gre frame
-	switch etype {
-	case basicIPv4:
-		first = p
-	case basicIPv6:
+// ipClass takes the IPv4 and IPv6 frames DissectFrame did not finish (etype
+// is the ethertype as it lies in the frame, p the IPv4 protocol): the eth_ip
+// frames its fast path declines or too short for its tests, and the IPv6
+// tunnels too short for them.
+func (d *Dissector) ipClass(keys *FlowKeys, frame []byte, etype uint16, p uint8) (bool, Path) {
+	if etype == basicIPv6 {
 		if len(frame) < EthernetHdrLen+ipv6HdrLen {
 			return d.dissectClass(keys, frame)
 		}
-		first = frame[EthernetHdrLen+ipv6NextHeader]
-	case vlanLE, qinqLE:
-		return d.tagged(keys, frame)
-	case pppoeLE:
-		return d.pppoe(keys, frame)
-	case mplsUCLE, mplsMCLE:
-		return d.mpls(keys, frame)
-	default:
-		return d.dissectClass(keys, frame)
+		p = frame[EthernetHdrLen+ipv6NextHeader]
 	}
-	// IPv4 or IPv6: a tunnel, or an eth_ip frame.
-	s := ShapeIPIP
-	switch first {
+	switch p {
 	case ipProtoIPIP, ipProtoIPv6:
-		first = ipProtoIPIP
+		return d.tunnel(ShapeIPIP, ipProtoIPIP, keys, frame)
 	case ipProtoGRE:
-		s = ShapeGRE
-	default:
-		if etype == basicIPv4 {
-			if d.open.Has(ShapeEthIP) {
-				d.counters.Shape[ShapeEthIP].Declined++
-			}
-			return d.slow(ShapeEthIP, keys, frame)
-		}
-		if !d.open.Has(ShapeEthIP) {
-			return d.slow(ShapeEthIP, keys, frame)
-		}
-		if fastL3(keys, frame, EthernetHdrLen, basicIPv6, 0, 0, 0) {
-			d.counters.Shape[ShapeEthIP].Fast++
-			return true, FastPath(ShapeEthIP)
-		}
-		d.resumeAt.handOverIPv6(keys, frame, EthernetHdrLen, 0, 0, 0)
-		return d.declined(ShapeEthIP, keys, frame)
+		return d.tunnel(ShapeGRE, ipProtoGRE, keys, frame)
 	}
-	return d.tunnel(s, first, keys, frame)
+	if etype == basicIPv4 {
+		if d.open.Has(ShapeEthIP) {
+			d.counters.Shape[ShapeEthIP].Declined++
+		}
+		return d.slow(ShapeEthIP, keys, frame)
+	}
+	if !d.open.Has(ShapeEthIP) {
+		return d.slow(ShapeEthIP, keys, frame)
+	}
+	if fastL3(keys, frame, EthernetHdrLen, basicIPv6, 0, 0, 0) {
+		d.counters.Shape[ShapeEthIP].Fast++
+		return true, FastPath(ShapeEthIP)
+	}
+	d.resumeAt.handOverIPv6(keys, frame, EthernetHdrLen, 0, 0, 0)
+	return d.declined(ShapeEthIP, keys, frame)
 }
 
 // The handlers of the classes that DissectFrame calls when it ends, for
@@ -308,7 +297,9 @@ func (d *Dissector) dissectByType(keys *FlowKeys, frame []byte, etype uint16, p 
 // decline, runs the slow path from where the fast path stopped.
 
 // tagged takes the frames with a VLAN tag: fastVLAN's and fastQinQ's steps,
-// with fastL3's written out for constant offsets.
+// with fastL3's written out for constant offsets. The one-tag and two-tag
+// branches repeat each other on purpose: one branch over a variable shape and
+// offset counts more instructions per frame (bench/instructions.sh).
 func (d *Dissector) tagged(keys *FlowKeys, frame []byte) (bool, Path) {
 	if len(frame) < qinqOff+ipv4MinHdrLen+portsLen {
 		return d.dissectClass(keys, frame)

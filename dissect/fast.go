@@ -67,12 +67,7 @@ const (
 	basicIPv6 = EtherTypeIPv6>>8 | EtherTypeIPv6&0xff<<8
 )
 
-// putControl writes key bytes 0..7: thoff, addr_type and the control flags.
-func putControl(keys *FlowKeys, thoff int, addrType AddrType, ctl ControlFlags) {
-	binary.LittleEndian.PutUint64(keys[OffTHoff:], uint64(uint16(thoff))|uint64(addrType)<<16|uint64(ctl)<<32)
-}
-
-// fastL3 is the tail of every shape but the tunnels: an IPv4 header without
+// fastL3 is the tail of every shape: an IPv4 header without
 // options or fragmentation, or an IPv6 header, at off (etype is its ethertype
 // as it lies in the frame, read little-endian), followed by the ports of TCP
 // or UDP (IPv6: or a non-zero flow label, where the default flags stop
