@@ -215,7 +215,7 @@ func (d *Dissector) DissectFrame(keys *FlowKeys, frame []byte) (bool, Path) {
 			case ipProtoTCP, ipProtoUDP:
 				// l4IPv6 covers them all: it never declines here.
 				if d.open&(1<<ShapeEthIP) != 0 &&
-					l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[EthernetHdrLen:]), EthernetHdrLen+ipv6HdrLen, 0, 0, 0) {
+					l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[EthernetHdrLen:]), control(EthernetHdrLen+ipv6HdrLen, 0), 0, 0) {
 					d.counters.Shape[ShapeEthIP].Fast++
 					return true, FastPath(ShapeEthIP)
 				}
@@ -313,10 +313,10 @@ func (d *Dissector) tagged(keys *FlowKeys, frame []byte) (bool, Path) {
 		var hit bool
 		switch inner {
 		case basicIPv4:
-			hit = l4IPv4(keys, (*[ipv4MinHdrLen + portsLen]byte)(frame[vlanOff:]), vlanOff+ipv4MinHdrLen, vlan, 0, 0)
+			hit = l4IPv4(keys, (*[ipv4MinHdrLen + portsLen]byte)(frame[vlanOff:]), control(vlanOff+ipv4MinHdrLen, 0), vlan, 0)
 		case basicIPv6:
 			hit = len(frame) >= vlanOff+ipv6HdrLen+portsLen &&
-				l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[vlanOff:]), vlanOff+ipv6HdrLen, vlan, 0, 0)
+				l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[vlanOff:]), control(vlanOff+ipv6HdrLen, 0), vlan, 0)
 		}
 		if hit {
 			d.counters.Shape[ShapeVLAN].Fast++
@@ -333,10 +333,10 @@ func (d *Dissector) tagged(keys *FlowKeys, frame []byte) (bool, Path) {
 	inner := le.Uint16(frame[20:])
 	switch inner {
 	case basicIPv4:
-		hit = l4IPv4(keys, (*[ipv4MinHdrLen + portsLen]byte)(frame[qinqOff:]), qinqOff+ipv4MinHdrLen, vlan, 0, 0)
+		hit = l4IPv4(keys, (*[ipv4MinHdrLen + portsLen]byte)(frame[qinqOff:]), control(qinqOff+ipv4MinHdrLen, 0), vlan, 0)
 	case basicIPv6:
 		hit = len(frame) >= qinqOff+ipv6HdrLen+portsLen &&
-			l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[qinqOff:]), qinqOff+ipv6HdrLen, vlan, 0, 0)
+			l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[qinqOff:]), control(qinqOff+ipv6HdrLen, 0), vlan, 0)
 	}
 	if hit {
 		d.counters.Shape[ShapeQinQ].Fast++
@@ -360,11 +360,11 @@ func (d *Dissector) pppoe(keys *FlowKeys, frame []byte) (bool, Path) {
 	case valid && inner == pppIPv4:
 		inner = basicIPv4
 		hit = len(frame) >= pppoeOff+ipv4MinHdrLen+portsLen &&
-			l4IPv4(keys, (*[ipv4MinHdrLen + portsLen]byte)(frame[pppoeOff:]), pppoeOff+ipv4MinHdrLen, 0, 0, 0)
+			l4IPv4(keys, (*[ipv4MinHdrLen + portsLen]byte)(frame[pppoeOff:]), control(pppoeOff+ipv4MinHdrLen, 0), 0, 0)
 	case valid && inner == pppIPv6:
 		inner = basicIPv6
 		hit = len(frame) >= pppoeOff+ipv6HdrLen+portsLen &&
-			l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[pppoeOff:]), pppoeOff+ipv6HdrLen, 0, 0, 0)
+			l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[pppoeOff:]), control(pppoeOff+ipv6HdrLen, 0), 0, 0)
 	default:
 		d.resumeAt.nhoff = 0
 		return d.declined(ShapePPPoE, keys, frame)
@@ -445,10 +445,10 @@ func (d *Dissector) tunnel(s Shape, first uint8, keys *FlowKeys, frame []byte) (
 	case !ok:
 	case inner == basicIPv4:
 		hit = off <= len(frame)-(ipv4MinHdrLen+portsLen) &&
-			l4IPv4(keys, (*[ipv4MinHdrLen + portsLen]byte)(frame[off:]), off+ipv4MinHdrLen, 0, FlagEncapsulation, keyID)
+			l4IPv4(keys, (*[ipv4MinHdrLen + portsLen]byte)(frame[off:]), control(off+ipv4MinHdrLen, FlagEncapsulation), 0, uint64(keyID))
 	case inner == basicIPv6:
 		hit = off <= len(frame)-(ipv6HdrLen+portsLen) &&
-			l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[off:]), off+ipv6HdrLen, 0, FlagEncapsulation, keyID)
+			l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[off:]), control(off+ipv6HdrLen, FlagEncapsulation), 0, uint64(keyID))
 	}
 	if hit {
 		d.counters.Shape[s].Fast++

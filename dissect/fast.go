@@ -81,40 +81,43 @@ func fastL3(keys *FlowKeys, f []byte, off int, etype uint16, vlan uint64, ctl Co
 		if off < 0 || off > len(f)-(ipv4MinHdrLen+portsLen) {
 			return false
 		}
-		return l4IPv4(keys, (*[ipv4MinHdrLen + portsLen]byte)(f[off:]), off+ipv4MinHdrLen, vlan, ctl, keyID)
+		return l4IPv4(keys, (*[ipv4MinHdrLen + portsLen]byte)(f[off:]), control(off+ipv4MinHdrLen, ctl), vlan, uint64(keyID))
 	case basicIPv6:
 		if off < 0 || off > len(f)-(ipv6HdrLen+portsLen) {
 			return false
 		}
-		return l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(f[off:]), off+ipv6HdrLen, vlan, ctl, keyID)
+		return l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(f[off:]), control(off+ipv6HdrLen, ctl), vlan, uint64(keyID))
 	}
 	return false
 }
 
-// l4IPv4 is fastL3 for the IPv4 header b (with the 4 bytes after it), whose
-// transport header starts at thoff in the frame.
-func l4IPv4(keys *FlowKeys, b *[ipv4MinHdrLen + portsLen]byte, thoff int, vlan uint64, ctl ControlFlags, keyID uint32) bool {
+// control is key word 0 without the address type: thoff and the control
+// flags ctl.
+func control(thoff int, ctl ControlFlags) uint64 { return uint64(uint16(thoff)) | uint64(ctl)<<32 }
+
+// l4IPv4 is fastL3 for the IPv4 header b (with the 4 bytes after it), with
+// key word 0 control (see control), the VLAN word vlan and the key id keyID.
+func l4IPv4(keys *FlowKeys, b *[ipv4MinHdrLen + portsLen]byte, control, vlan, keyID uint64) bool {
 	le := binary.LittleEndian
 	p := b[ipv4Protocol]
 	if b[ipv4VerIHL]&0x0f != 5 || le.Uint16(b[ipv4FragOff:])&fragMask != 0 || (p != ipProtoTCP && p != ipProtoUDP) {
 		return false
 	}
-	le.PutUint64(keys[wordControl:], bits.RotateLeft64(uint64(uint16(thoff))<<16|uint64(AddrIPv4)<<32|uint64(ctl)<<48, 48))
+	le.PutUint64(keys[wordControl:], control|uint64(AddrIPv4)<<16)
 	le.PutUint64(keys[wordBasic:], bits.RotateLeft64(basicIPv4<<8|uint64(p)<<24, 56))
 	le.PutUint64(keys[wordVLAN:], vlan)
 	*(*[8]byte)(keys[wordCVLAN:]) = [8]byte{}
-	le.PutUint64(keys[wordPorts:], bits.RotateLeft64(uint64(le.Uint32(b[ipv4MinHdrLen:]))|uint64(keyID)<<32, 32))
+	le.PutUint64(keys[wordPorts:], uint64(le.Uint32(b[ipv4MinHdrLen:]))<<32|keyID)
 	le.PutUint64(keys[wordAddr0:], bits.RotateLeft64(uint64(le.Uint32(b[ipv4SrcAddr:])), 32))
 	le.PutUint64(keys[wordAddr1:], bits.RotateLeft64(uint64(le.Uint32(b[ipv4DstAddr:]))<<32, 32))
 	*(*[24]byte)(keys[wordAddr2:]) = [24]byte{}
 	return true
 }
 
-// l4IPv6 is fastL3 for the IPv6 header b (with the 4 bytes after it), whose
-// transport header starts at thoff in the frame. The ports are read whether
-// or not a flow label stops the dissection before them: a labelled header
-// with fewer than 4 bytes after it is declined, for the slow path.
-func l4IPv6(keys *FlowKeys, b *[ipv6HdrLen + portsLen]byte, thoff int, vlan uint64, ctl ControlFlags, keyID uint32) bool {
+// l4IPv6 is l4IPv4 for the IPv6 header b. The ports are read whether or not a
+// flow label stops the dissection before them: a labelled header with fewer
+// than 4 bytes after it is declined, for the slow path.
+func l4IPv6(keys *FlowKeys, b *[ipv6HdrLen + portsLen]byte, control, vlan, keyID uint64) bool {
 	le := binary.LittleEndian
 	next := b[ipv6NextHeader]
 	label := binary.BigEndian.Uint32(b[0:]) & ipv6LabelMask
@@ -124,11 +127,11 @@ func l4IPv6(keys *FlowKeys, b *[ipv6HdrLen + portsLen]byte, thoff int, vlan uint
 	} else if next != ipProtoTCP && next != ipProtoUDP {
 		return false
 	}
-	le.PutUint64(keys[wordControl:], bits.RotateLeft64(uint64(uint16(thoff))<<16|uint64(AddrIPv6)<<32|uint64(ctl)<<48, 48))
+	le.PutUint64(keys[wordControl:], control|uint64(AddrIPv6)<<16)
 	le.PutUint64(keys[wordBasic:], bits.RotateLeft64(basicIPv6<<8|uint64(next)<<24|uint64(label)<<40, 56))
 	le.PutUint64(keys[wordVLAN:], vlan)
 	*(*[8]byte)(keys[wordCVLAN:]) = [8]byte{}
-	le.PutUint64(keys[wordPorts:], bits.RotateLeft64(uint64(ports)|uint64(keyID)<<32, 32))
+	le.PutUint64(keys[wordPorts:], uint64(ports)<<32|keyID)
 	// The addresses lie at key bytes 44..75 as at header bytes 8..39.
 	le.PutUint64(keys[wordAddr0:], bits.RotateLeft64(uint64(le.Uint32(b[8:])), 32))
 	le.PutUint64(keys[wordAddr1:], le.Uint64(b[12:]))
