@@ -409,41 +409,31 @@ func (d *Dissector) tunnel(s Shape, first uint8, keys *FlowKeys, frame []byte) (
 		ok = binary.BigEndian.Uint32(b[EthernetHdrLen:])&ipv6LabelMask == 0
 	}
 	var (
-		inner uint16
+		inner uint16 // 0 for a case this does not cover
 		keyID uint32
 	)
-	switch proto {
-	case ipProtoIPIP:
-		inner = basicIPv4
-		ok = ok && outer == basicIPv4
-	case ipProtoIPv6:
+	switch {
+	case !ok:
+	case proto == ipProtoIPv6:
 		inner = basicIPv6
-	case ipProtoGRE:
-		if !ok || off > len(frame)-(greBaseHdrLen+8) {
-			ok = false // room for the base header, checksum and key
-			break
-		}
+	case proto == ipProtoIPIP:
+		inner = basicIPv4
+	case proto == ipProtoGRE && off <= len(frame)-(greBaseHdrLen+8):
+		// Room for the base header, checksum and key.
 		g := (*[greBaseHdrLen + 8]byte)(frame[off:])
 		fv := binary.BigEndian.Uint16(g[0:])
+		if fv&^(greChecksum|greKey|greSeq) != 0 {
+			break
+		}
 		inner = le.Uint16(g[2:])
-		ok = fv&^(greChecksum|greKey|greSeq) == 0 && (inner == basicIPv6 || inner == basicIPv4 && outer == basicIPv4)
-		n := greBaseHdrLen
-		if fv&greChecksum != 0 {
-			n += 4
-		}
-		if fv&greKey != 0 {
-			keyID = le.Uint32(g[n:])
-			n += 4
-		}
-		if fv&greSeq != 0 {
-			n += 4
-		}
-		off += n
+		// Each of checksum, key and sequence adds 4 bytes, in that order.
+		c, k, q := int(fv>>15), int(fv>>13&1), int(fv>>12&1)
+		keyID = le.Uint32(g[greBaseHdrLen+4*c:]) & -uint32(k)
+		off += greBaseHdrLen + 4*(c+k+q)
 	}
 	var hit bool
 	switch {
-	case !ok:
-	case inner == basicIPv4:
+	case inner == basicIPv4 && outer == basicIPv4:
 		hit = off <= len(frame)-(ipv4MinHdrLen+portsLen) &&
 			l4IPv4(keys, (*[ipv4MinHdrLen + portsLen]byte)(frame[off:]), control(off+ipv4MinHdrLen, FlagEncapsulation), 0, uint64(keyID))
 	case inner == basicIPv6:
