@@ -352,11 +352,12 @@ func (d *Dissector) pppoe(keys *FlowKeys, frame []byte) (bool, Path) {
 	if !d.open.Has(ShapePPPoE) {
 		return d.slow(ShapePPPoE, keys, frame)
 	}
-	le := binary.LittleEndian
 	b := (*[ethIPv4Len]byte)(frame)
 	var hit bool
-	inner := le.Uint16(b[pppoeOff-2:]) // the PPP protocol, for now
-	switch valid := le.Uint16(b[EthernetHdrLen:]) == pppoeOK; {
+	// Little-endian reads written out byte by byte, which leaves no
+	// inlining mark (see the note on the key words in fast.go).
+	inner := uint16(b[pppoeOff-2]) | uint16(b[pppoeOff-1])<<8 // the PPP protocol, for now
+	switch valid := uint16(b[EthernetHdrLen])|uint16(b[EthernetHdrLen+1])<<8 == pppoeOK; {
 	case valid && inner == pppIPv4:
 		inner = basicIPv4
 		hit = len(frame) >= pppoeOff+ipv4MinHdrLen+portsLen &&
@@ -400,7 +401,7 @@ func (d *Dissector) tunnel(s Shape, first uint8, keys *FlowKeys, frame []byte) (
 	}
 	le := binary.LittleEndian
 	b := (*[ethIPv4Len]byte)(frame)
-	outer := le.Uint16(b[12:])
+	outer := uint16(b[12]) | uint16(b[13])<<8 // as le.Uint16, without an inlining mark
 	off, proto := EthernetHdrLen+ipv4MinHdrLen, b[EthernetHdrLen+ipv4Protocol]
 	ok := b[EthernetHdrLen+ipv4VerIHL]&0x0f == 5 && le.Uint16(b[EthernetHdrLen+ipv4FragOff:])&fragMask == 0
 	if outer == basicIPv6 {

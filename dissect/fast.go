@@ -134,9 +134,14 @@ func l4IPv6(keys *FlowKeys, b *[ipv6HdrLen + portsLen]byte, control, vlan, keyID
 	le.PutUint64(keys[wordPorts:], uint64(ports)<<32|keyID)
 	// The addresses lie at key bytes 44..75 as at header bytes 8..39.
 	le.PutUint64(keys[wordAddr0:], bits.RotateLeft64(uint64(le.Uint32(b[8:])), 32))
-	le.PutUint64(keys[wordAddr1:], le.Uint64(b[12:]))
-	le.PutUint64(keys[wordAddr2:], le.Uint64(b[20:]))
-	le.PutUint64(keys[wordAddr3:], le.Uint64(b[28:]))
+	// The three middle words are read byte by byte: the compiler makes each
+	// read one 8-byte load, as from Uint64, without the inlining mark.
+	le.PutUint64(keys[wordAddr1:], uint64(b[12])|uint64(b[13])<<8|uint64(b[14])<<16|uint64(b[15])<<24|
+		uint64(b[16])<<32|uint64(b[17])<<40|uint64(b[18])<<48|uint64(b[19])<<56)
+	le.PutUint64(keys[wordAddr2:], uint64(b[20])|uint64(b[21])<<8|uint64(b[22])<<16|uint64(b[23])<<24|
+		uint64(b[24])<<32|uint64(b[25])<<40|uint64(b[26])<<48|uint64(b[27])<<56)
+	le.PutUint64(keys[wordAddr3:], uint64(b[28])|uint64(b[29])<<8|uint64(b[30])<<16|uint64(b[31])<<24|
+		uint64(b[32])<<32|uint64(b[33])<<40|uint64(b[34])<<48|uint64(b[35])<<56)
 	le.PutUint64(keys[wordAddr4:], bits.RotateLeft64(uint64(le.Uint32(b[36:]))<<32, 32))
 	return true
 }
