@@ -297,53 +297,62 @@ func (d *Dissector) ipClass(keys *FlowKeys, frame []byte, etype uint16, p uint8)
 // decline, runs the slow path from where the fast path stopped.
 
 // tagged takes the frames with a VLAN tag: fastVLAN's and fastQinQ's steps,
-// with fastL3's written out for constant offsets. The one-tag and two-tag
-// branches repeat each other on purpose: one branch over a variable shape and
-// offset counts more instructions per frame (bench/instructions.sh).
+// with fastL3's written out for constant offsets. Each hit returns where its
+// call returns, so that what a decline needs is reloaded on a decline only.
+// The one-tag and two-tag steps repeat each other on purpose: one piece of
+// code over a variable shape and offset counts more instructions per frame
+// (bench/instructions.sh).
 func (d *Dissector) tagged(keys *FlowKeys, frame []byte) (bool, Path) {
 	if len(frame) < qinqOff+ipv4MinHdrLen+portsLen {
 		return d.dissectClass(keys, frame)
 	}
 	le := binary.LittleEndian
-	if inner := le.Uint16(frame[16:]); inner != vlanLE && inner != qinqLE {
+	inner := le.Uint16(frame[16:])
+	switch inner {
+	case basicIPv4:
 		if !d.open.Has(ShapeVLAN) {
 			return d.slow(ShapeVLAN, keys, frame)
 		}
-		vlan := vlanWord(frame)
-		var hit bool
-		switch inner {
-		case basicIPv4:
-			hit = l4IPv4(keys, (*[ipv4MinHdrLen + portsLen]byte)(frame[vlanOff:]), control(vlanOff+ipv4MinHdrLen, 0), vlan, 0)
-		case basicIPv6:
-			hit = len(frame) >= vlanOff+ipv6HdrLen+portsLen &&
-				l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[vlanOff:]), control(vlanOff+ipv6HdrLen, 0), vlan, 0)
-		}
-		if hit {
+		if l4IPv4(keys, (*[ipv4MinHdrLen + portsLen]byte)(frame[vlanOff:]), control(vlanOff+ipv4MinHdrLen, 0), vlanWord(frame), 0) {
 			d.counters.Shape[ShapeVLAN].Fast++
 			return true, FastPath(ShapeVLAN)
 		}
-		d.resumeAt.handOver(keys, frame, vlanOff, inner, 1, 1, vlan)
-		return d.declined(ShapeVLAN, keys, frame)
-	}
-	if !d.open.Has(ShapeQinQ) {
-		return d.slow(ShapeQinQ, keys, frame)
-	}
-	vlan := vlanWord(frame)
-	var hit bool
-	inner := le.Uint16(frame[20:])
-	switch inner {
-	case basicIPv4:
-		hit = l4IPv4(keys, (*[ipv4MinHdrLen + portsLen]byte)(frame[qinqOff:]), control(qinqOff+ipv4MinHdrLen, 0), vlan, 0)
 	case basicIPv6:
-		hit = len(frame) >= qinqOff+ipv6HdrLen+portsLen &&
-			l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[qinqOff:]), control(qinqOff+ipv6HdrLen, 0), vlan, 0)
+		if !d.open.Has(ShapeVLAN) {
+			return d.slow(ShapeVLAN, keys, frame)
+		}
+		if len(frame) >= vlanOff+ipv6HdrLen+portsLen &&
+			l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[vlanOff:]), control(vlanOff+ipv6HdrLen, 0), vlanWord(frame), 0) {
+			d.counters.Shape[ShapeVLAN].Fast++
+			return true, FastPath(ShapeVLAN)
+		}
+	case vlanLE, qinqLE:
+		if !d.open.Has(ShapeQinQ) {
+			return d.slow(ShapeQinQ, keys, frame)
+		}
+		inner = le.Uint16(frame[20:])
+		switch inner {
+		case basicIPv4:
+			if l4IPv4(keys, (*[ipv4MinHdrLen + portsLen]byte)(frame[qinqOff:]), control(qinqOff+ipv4MinHdrLen, 0), vlanWord(frame), 0) {
+				d.counters.Shape[ShapeQinQ].Fast++
+				return true, FastPath(ShapeQinQ)
+			}
+		case basicIPv6:
+			if len(frame) >= qinqOff+ipv6HdrLen+portsLen &&
+				l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[qinqOff:]), control(qinqOff+ipv6HdrLen, 0), vlanWord(frame), 0) {
+				d.counters.Shape[ShapeQinQ].Fast++
+				return true, FastPath(ShapeQinQ)
+			}
+		}
+		d.resumeAt.handOver(keys, frame, qinqOff, inner, 2, 1, vlanWord(frame))
+		return d.declined(ShapeQinQ, keys, frame)
+	default:
+		if !d.open.Has(ShapeVLAN) {
+			return d.slow(ShapeVLAN, keys, frame)
+		}
 	}
-	if hit {
-		d.counters.Shape[ShapeQinQ].Fast++
-		return true, FastPath(ShapeQinQ)
-	}
-	d.resumeAt.handOver(keys, frame, qinqOff, inner, 2, 1, vlan)
-	return d.declined(ShapeQinQ, keys, frame)
+	d.resumeAt.handOver(keys, frame, vlanOff, inner, 1, 1, vlanWord(frame))
+	return d.declined(ShapeVLAN, keys, frame)
 }
 
 // pppoe takes the PPPoE session frames: fastPPPoE's steps, with fastL3's
@@ -353,26 +362,27 @@ func (d *Dissector) pppoe(keys *FlowKeys, frame []byte) (bool, Path) {
 		return d.slow(ShapePPPoE, keys, frame)
 	}
 	b := (*[ethIPv4Len]byte)(frame)
-	var hit bool
 	// Little-endian reads written out byte by byte, which leaves no
 	// inlining mark (see the note on the key words in fast.go).
 	inner := uint16(b[pppoeOff-2]) | uint16(b[pppoeOff-1])<<8 // the PPP protocol, for now
 	switch valid := uint16(b[EthernetHdrLen])|uint16(b[EthernetHdrLen+1])<<8 == pppoeOK; {
 	case valid && inner == pppIPv4:
 		inner = basicIPv4
-		hit = len(frame) >= pppoeOff+ipv4MinHdrLen+portsLen &&
-			l4IPv4(keys, (*[ipv4MinHdrLen + portsLen]byte)(frame[pppoeOff:]), control(pppoeOff+ipv4MinHdrLen, 0), 0, 0)
+		if len(frame) >= pppoeOff+ipv4MinHdrLen+portsLen &&
+			l4IPv4(keys, (*[ipv4MinHdrLen + portsLen]byte)(frame[pppoeOff:]), control(pppoeOff+ipv4MinHdrLen, 0), 0, 0) {
+			d.counters.Shape[ShapePPPoE].Fast++
+			return true, FastPath(ShapePPPoE)
+		}
 	case valid && inner == pppIPv6:
 		inner = basicIPv6
-		hit = len(frame) >= pppoeOff+ipv6HdrLen+portsLen &&
-			l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[pppoeOff:]), control(pppoeOff+ipv6HdrLen, 0), 0, 0)
+		if len(frame) >= pppoeOff+ipv6HdrLen+portsLen &&
+			l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[pppoeOff:]), control(pppoeOff+ipv6HdrLen, 0), 0, 0) {
+			d.counters.Shape[ShapePPPoE].Fast++
+			return true, FastPath(ShapePPPoE)
+		}
 	default:
 		d.resumeAt.nhoff = 0
 		return d.declined(ShapePPPoE, keys, frame)
-	}
-	if hit {
-		d.counters.Shape[ShapePPPoE].Fast++
-		return true, FastPath(ShapePPPoE)
 	}
 	d.resumeAt.handOver(keys, frame, pppoeOff, inner, 1, 0, 0)
 	return d.declined(ShapePPPoE, keys, frame)
@@ -432,18 +442,19 @@ func (d *Dissector) tunnel(s Shape, first uint8, keys *FlowKeys, frame []byte) (
 		keyID = le.Uint32(g[greBaseHdrLen+4*c:]) & -uint32(k)
 		off += greBaseHdrLen + 4*(c+k+q)
 	}
-	var hit bool
 	switch {
 	case inner == basicIPv4 && outer == basicIPv4:
-		hit = off <= len(frame)-(ipv4MinHdrLen+portsLen) &&
-			l4IPv4(keys, (*[ipv4MinHdrLen + portsLen]byte)(frame[off:]), control(off+ipv4MinHdrLen, FlagEncapsulation), 0, uint64(keyID))
+		if off <= len(frame)-(ipv4MinHdrLen+portsLen) &&
+			l4IPv4(keys, (*[ipv4MinHdrLen + portsLen]byte)(frame[off:]), control(off+ipv4MinHdrLen, FlagEncapsulation), 0, uint64(keyID)) {
+			d.counters.Shape[s].Fast++
+			return true, FastPath(s)
+		}
 	case inner == basicIPv6:
-		hit = off <= len(frame)-(ipv6HdrLen+portsLen) &&
-			l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[off:]), control(off+ipv6HdrLen, FlagEncapsulation), 0, uint64(keyID))
-	}
-	if hit {
-		d.counters.Shape[s].Fast++
-		return true, FastPath(s)
+		if off <= len(frame)-(ipv6HdrLen+portsLen) &&
+			l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[off:]), control(off+ipv6HdrLen, FlagEncapsulation), 0, uint64(keyID)) {
+			d.counters.Shape[s].Fast++
+			return true, FastPath(s)
+		}
 	}
 	d.resumeAt.nhoff = 0
 	if fastTunnel(keys, frame, first, &d.resumeAt) {
