@@ -193,7 +193,7 @@ func (d *Dissector) Counters() Counters { return d.counters }
 // eth+IPv4+TCP/UDP, the most common frame, is tested for first and written
 // here without a call, then eth+IPv6+TCP/UDP with one call; the other classes
 // go by one switch on the ethertype to a handler each (tagged, pppoe, mpls,
-// tunnel, ipClass) called where this function ends; dissectClass does the
+// ipip, gre, ipClass) called where this function ends; dissectClass does the
 // same for frames too short for these tests and under auto mode. No frame is
 // offered to a fast path twice.
 func (d *Dissector) DissectFrame(keys *FlowKeys, frame []byte) (bool, Path) {
@@ -220,9 +220,9 @@ func (d *Dissector) DissectFrame(keys *FlowKeys, frame []byte) (bool, Path) {
 					return true, FastPath(ShapeEthIP)
 				}
 			case ipProtoIPIP, ipProtoIPv6:
-				return d.tunnel(ShapeIPIP, ipProtoIPIP, keys, frame)
+				return d.ipip(keys, frame)
 			case ipProtoGRE:
-				return d.tunnel(ShapeGRE, ipProtoGRE, keys, frame)
+				return d.gre(keys, frame)
 			}
 			return d.ipClass(keys, frame, uint16(h), p)
 		}
@@ -236,9 +236,9 @@ func (d *Dissector) DissectFrame(keys *FlowKeys, frame []byte) (bool, Path) {
 		case basicIPv4:
 			switch p {
 			case ipProtoIPIP, ipProtoIPv6:
-				return d.tunnel(ShapeIPIP, ipProtoIPIP, keys, frame)
+				return d.ipip(keys, frame)
 			case ipProtoGRE:
-				return d.tunnel(ShapeGRE, ipProtoGRE, keys, frame)
+				return d.gre(keys, frame)
 			}
 			return d.ipClass(keys, frame, basicIPv4, p)
 		case basicIPv6:
@@ -271,9 +271,9 @@ func (d *Dissector) ipClass(keys *FlowKeys, frame []byte, etype uint16, p uint8)
 	}
 	switch p {
 	case ipProtoIPIP, ipProtoIPv6:
-		return d.tunnel(ShapeIPIP, ipProtoIPIP, keys, frame)
+		return d.ipip(keys, frame)
 	case ipProtoGRE:
-		return d.tunnel(ShapeGRE, ipProtoGRE, keys, frame)
+		return d.gre(keys, frame)
 	}
 	if etype == basicIPv4 {
 		if d.open.Has(ShapeEthIP) {
@@ -398,70 +398,96 @@ func (d *Dissector) mpls(keys *FlowKeys, frame []byte) (bool, Path) {
 	return true, FastPath(ShapeMPLS)
 }
 
-// tunnel takes the frames of the ipip or gre class (s, with first its outer
-// IP protocol). It tries the common case straight-line: one outer IPv4 or
-// IPv6 header, IP-in-IP or GRE version 0 (with optional checksum, key and
-// sequence) into one inner header, then fastL3's tail. An inner IPv4 header
-// behind an outer IPv6 one (whose address bytes it leaves in the keys),
-// transparent Ethernet bridging, deeper chains and whatever else that does
-// not cover go on to fastTunnel's loop, which starts over.
-func (d *Dissector) tunnel(s Shape, first uint8, keys *FlowKeys, frame []byte) (bool, Path) {
-	if !d.open.Has(s) {
-		return d.slow(s, keys, frame)
-	}
-	le := binary.LittleEndian
+// outerIP reads the outer header of a tunnel frame of DissectFrame's (IPv4, or
+// IPv6 at least ipv6HdrLen long after Ethernet): where the next header
+// starts, the IP protocol, the outer ethertype (as it lies, read
+// little-endian), and whether the header is one the straight-line tunnel
+// paths cover (IPv4 without options or fragmentation, IPv6 without a flow
+// label).
+func outerIP(frame []byte) (off int, proto uint8, outer uint16, ok bool) {
 	b := (*[ethIPv4Len]byte)(frame)
-	outer := uint16(b[12]) | uint16(b[13])<<8 // as le.Uint16, without an inlining mark
-	off, proto := EthernetHdrLen+ipv4MinHdrLen, b[EthernetHdrLen+ipv4Protocol]
-	ok := b[EthernetHdrLen+ipv4VerIHL]&0x0f == 5 && le.Uint16(b[EthernetHdrLen+ipv4FragOff:])&fragMask == 0
+	outer = uint16(b[12]) | uint16(b[13])<<8 // as le.Uint16, without an inlining mark
 	if outer == basicIPv6 {
-		// The class says the frame holds the whole IPv6 header.
-		off, proto = EthernetHdrLen+ipv6HdrLen, frame[EthernetHdrLen+ipv6NextHeader]
-		ok = binary.BigEndian.Uint32(b[EthernetHdrLen:])&ipv6LabelMask == 0
+		return EthernetHdrLen + ipv6HdrLen, b[EthernetHdrLen+ipv6NextHeader], outer,
+			binary.BigEndian.Uint32(b[EthernetHdrLen:])&ipv6LabelMask == 0
 	}
-	var (
-		inner uint16 // 0 for a case this does not cover
-		keyID uint32
-	)
+	return EthernetHdrLen + ipv4MinHdrLen, b[EthernetHdrLen+ipv4Protocol], outer,
+		b[EthernetHdrLen+ipv4VerIHL]&0x0f == 5 && (uint16(b[EthernetHdrLen+ipv4FragOff])|uint16(b[EthernetHdrLen+ipv4FragOff+1])<<8)&fragMask == 0
+}
+
+// ipip takes the frames of the ipip class. It covers one level of IP-in-IP
+// straight-line (4in4, 6in4, 6in6) with l4IPv4 or l4IPv6; 4in6 (whose inner
+// IPv4 header leaves the outer IPv6 address bytes in the keys), deeper chains
+// and what else it does not cover go on to fastTunnel's loop, which starts
+// over.
+func (d *Dissector) ipip(keys *FlowKeys, frame []byte) (bool, Path) {
+	if !d.open.Has(ShapeIPIP) {
+		return d.slow(ShapeIPIP, keys, frame)
+	}
+	off, proto, outer, ok := outerIP(frame)
 	switch {
 	case !ok:
 	case proto == ipProtoIPv6:
-		inner = basicIPv6
-	case proto == ipProtoIPIP:
-		inner = basicIPv4
-	case proto == ipProtoGRE && off <= len(frame)-(greBaseHdrLen+8):
-		// Room for the base header, checksum and key.
-		g := (*[greBaseHdrLen + 8]byte)(frame[off:])
-		fv := binary.BigEndian.Uint16(g[0:])
-		if fv&^(greChecksum|greKey|greSeq) != 0 {
-			break
-		}
-		inner = le.Uint16(g[2:])
-		// Each of checksum, key and sequence adds 4 bytes, in that order.
-		c, k, q := int(fv>>15), int(fv>>13&1), int(fv>>12&1)
-		keyID = le.Uint32(g[greBaseHdrLen+4*c:]) & -uint32(k)
-		off += greBaseHdrLen + 4*(c+k+q)
-	}
-	switch {
-	case inner == basicIPv4 && outer == basicIPv4:
-		if off <= len(frame)-(ipv4MinHdrLen+portsLen) &&
-			l4IPv4(keys, (*[ipv4MinHdrLen + portsLen]byte)(frame[off:]), control(off+ipv4MinHdrLen, FlagEncapsulation), 0, uint64(keyID)) {
-			d.counters.Shape[s].Fast++
-			return true, FastPath(s)
-		}
-	case inner == basicIPv6:
 		if off <= len(frame)-(ipv6HdrLen+portsLen) &&
-			l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[off:]), control(off+ipv6HdrLen, FlagEncapsulation), 0, uint64(keyID)) {
-			d.counters.Shape[s].Fast++
-			return true, FastPath(s)
+			l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[off:]), control(off+ipv6HdrLen, FlagEncapsulation), 0, 0) {
+			d.counters.Shape[ShapeIPIP].Fast++
+			return true, FastPath(ShapeIPIP)
+		}
+	case outer == basicIPv4: // and proto 4
+		if off <= len(frame)-(ipv4MinHdrLen+portsLen) &&
+			l4IPv4(keys, (*[ipv4MinHdrLen + portsLen]byte)(frame[off:]), control(off+ipv4MinHdrLen, FlagEncapsulation), 0, 0) {
+			d.counters.Shape[ShapeIPIP].Fast++
+			return true, FastPath(ShapeIPIP)
 		}
 	}
 	d.resumeAt.nhoff = 0
-	if fastTunnel(keys, frame, first, &d.resumeAt) {
-		d.counters.Shape[s].Fast++
-		return true, FastPath(s)
+	if fastTunnel(keys, frame, ipProtoIPIP, &d.resumeAt) {
+		d.counters.Shape[ShapeIPIP].Fast++
+		return true, FastPath(ShapeIPIP)
 	}
-	return d.declined(s, keys, frame)
+	return d.declined(ShapeIPIP, keys, frame)
+}
+
+// gre takes the frames of the gre class. It covers one level of GRE version
+// 0 (with optional checksum, key and sequence) into IPv4 or IPv6
+// straight-line, as ipip does, and leaves the rest (IPv4 in IPv6, transparent
+// Ethernet bridging, other flags, deeper chains) to fastTunnel's loop.
+func (d *Dissector) gre(keys *FlowKeys, frame []byte) (bool, Path) {
+	if !d.open.Has(ShapeGRE) {
+		return d.slow(ShapeGRE, keys, frame)
+	}
+	off, _, outer, ok := outerIP(frame)
+	if ok && off <= len(frame)-(greBaseHdrLen+8) {
+		// Room for the base header, checksum and key.
+		g := (*[greBaseHdrLen + 8]byte)(frame[off:])
+		fv := binary.BigEndian.Uint16(g[0:])
+		inner := uint16(g[2]) | uint16(g[3])<<8
+		// Each of checksum, key and sequence adds 4 bytes, in that order.
+		c, k, q := int(fv>>15), int(fv>>13&1), int(fv>>12&1)
+		keyID := uint64(binary.LittleEndian.Uint32(g[greBaseHdrLen+4*c:]) & -uint32(k))
+		off += greBaseHdrLen + 4*(c+k+q)
+		switch {
+		case fv&^(greChecksum|greKey|greSeq) != 0:
+		case inner == basicIPv6:
+			if off <= len(frame)-(ipv6HdrLen+portsLen) &&
+				l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[off:]), control(off+ipv6HdrLen, FlagEncapsulation), 0, keyID) {
+				d.counters.Shape[ShapeGRE].Fast++
+				return true, FastPath(ShapeGRE)
+			}
+		case inner == basicIPv4 && outer == basicIPv4:
+			if off <= len(frame)-(ipv4MinHdrLen+portsLen) &&
+				l4IPv4(keys, (*[ipv4MinHdrLen + portsLen]byte)(frame[off:]), control(off+ipv4MinHdrLen, FlagEncapsulation), 0, keyID) {
+				d.counters.Shape[ShapeGRE].Fast++
+				return true, FastPath(ShapeGRE)
+			}
+		}
+	}
+	d.resumeAt.nhoff = 0
+	if fastTunnel(keys, frame, ipProtoGRE, &d.resumeAt) {
+		d.counters.Shape[ShapeGRE].Fast++
+		return true, FastPath(ShapeGRE)
+	}
+	return d.declined(ShapeGRE, keys, frame)
 }
 
 // declined counts a decline of s's fast path and runs the slow path from where
