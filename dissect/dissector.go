@@ -240,7 +240,12 @@ func (d *Dissector) DissectFrame(keys *FlowKeys, frame []byte) (bool, Path) {
 			case ipProtoGRE:
 				return d.gre(keys, frame)
 			}
-			return d.ipClass(keys, frame, basicIPv4, p)
+			// An eth_ip frame its fast path declined (options, a
+			// fragment, another protocol).
+			if d.open&(1<<ShapeEthIP) != 0 {
+				d.counters.Shape[ShapeEthIP].Declined++
+			}
+			return d.slow(ShapeEthIP, keys, frame)
 		case basicIPv6:
 			return d.ipClass(keys, frame, basicIPv6, p)
 		}
