@@ -289,7 +289,7 @@ func (d *Dissector) ipClass(keys *FlowKeys, frame []byte, etype uint16, p uint8)
 	if !d.open.Has(ShapeEthIP) {
 		return d.slow(ShapeEthIP, keys, frame)
 	}
-	if fastL3(keys, frame, EthernetHdrLen, basicIPv6, 0, 0, 0) {
+	if fastL3(keys, frame, EthernetHdrLen, basicIPv6, 0) {
 		d.counters.Shape[ShapeEthIP].Fast++
 		return true, FastPath(ShapeEthIP)
 	}

@@ -72,21 +72,21 @@ const (
 // as it lies in the frame, read little-endian), followed by the ports of TCP
 // or UDP (IPv6: or a non-zero flow label, where the default flags stop
 // whatever follows), behind outer headers whose only key is the VLAN word vlan
-// (0 for none), the control flags ctl and the GRE key keyID (as it lies,
-// read little-endian). It writes all the keys when it matches, none when it
-// declines.
-func fastL3(keys *FlowKeys, f []byte, off int, etype uint16, vlan uint64, ctl ControlFlags, keyID uint32) bool {
+// (0 for none). It writes all the keys when it matches, none when it
+// declines. It is l4IPv4 and l4IPv6 behind a bounds check, for the callers
+// whose offset or ethertype is not a constant.
+func fastL3(keys *FlowKeys, f []byte, off int, etype uint16, vlan uint64) bool {
 	switch etype {
 	case basicIPv4:
 		if off < 0 || off > len(f)-(ipv4MinHdrLen+portsLen) {
 			return false
 		}
-		return l4IPv4(keys, (*[ipv4MinHdrLen + portsLen]byte)(f[off:]), control(off+ipv4MinHdrLen, ctl), vlan, uint64(keyID))
+		return l4IPv4(keys, (*[ipv4MinHdrLen + portsLen]byte)(f[off:]), control(off+ipv4MinHdrLen, 0), vlan, 0)
 	case basicIPv6:
 		if off < 0 || off > len(f)-(ipv6HdrLen+portsLen) {
 			return false
 		}
-		return l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(f[off:]), control(off+ipv6HdrLen, ctl), vlan, uint64(keyID))
+		return l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(f[off:]), control(off+ipv6HdrLen, 0), vlan, 0)
 	}
 	return false
 }
@@ -211,7 +211,7 @@ func (st *walkState) handOverIPv6(keys *FlowKeys, f []byte, off, numHdrs int, vl
 // fastEthIP is the eth_ip shape: Ethernet, IPv4 without options or
 // fragmentation or IPv6, TCP or UDP (IPv6: or a flow-label stop).
 func fastEthIP(keys *FlowKeys, f []byte) bool {
-	return fastL3(keys, f, EthernetHdrLen, binary.LittleEndian.Uint16(f[12:]), 0, 0, 0)
+	return fastL3(keys, f, EthernetHdrLen, binary.LittleEndian.Uint16(f[12:]), 0)
 }
 
 // Little-endian words over frame bytes 12..15 and 20..23: the masks keep the
@@ -306,7 +306,7 @@ func fastTagged(keys *FlowKeys, f []byte, resumeAt *walkState, want int) bool {
 		return false
 	}
 	vlan := vlanWord(f)
-	if fastL3(keys, f, off, etype, vlan, 0, 0) {
+	if fastL3(keys, f, off, etype, vlan) {
 		return true
 	}
 	resumeAt.handOver(keys, f, off, etype, tags, 1, vlan)
@@ -325,7 +325,7 @@ func fastPPPoE(keys *FlowKeys, f []byte, resumeAt *walkState) bool {
 	if !ok {
 		return false
 	}
-	if fastL3(keys, f, pppoeOff, etype, 0, 0, 0) {
+	if fastL3(keys, f, pppoeOff, etype, 0) {
 		return true
 	}
 	resumeAt.handOver(keys, f, pppoeOff, etype, 1, 0, 0)
