@@ -3,6 +3,7 @@ package dissect
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"strings"
 )
 
@@ -189,51 +190,316 @@ func (d *Dissector) Counters() Counters { return d.counters }
 // default ones. Frames of other shapes never pay for an open gate: a gate costs
 // only its declines, on frames of its own class that its fast path does not cover.
 //
-// IPv4 frames, the most common of all, are handled here: eth+IPv4+TCP/UDP is
-// tested for first and runs without a call (testing the protocol first
-// keeps the tunnels' cost as it was; 4.8 ns against 5.5 when the class
-// came first, bench.Dissect), the IP-in-IP and GRE tunnels go to their fast
-// path directly, and the other IPv4 frames are eth_ip declines. Everything
-// else goes through dissectClass. No frame is offered to a fast path twice.
+// eth+IPv4+TCP/UDP, the most common frame, is tested for first and written
+// here without a call, then eth+IPv6+TCP/UDP with one call; the other classes
+// go by one switch on the ethertype to a handler each (tagged, pppoe, mpls,
+// ipip, gre, ipClass) called where this function ends; dissectClass does the
+// same for frames too short for these tests and under auto mode. No frame is
+// offered to a fast path twice.
 func (d *Dissector) DissectFrame(keys *FlowKeys, frame []byte) (bool, Path) {
-	le := binary.LittleEndian
 	if d.auto != nil || len(frame) < ethIPv4Len {
 		return d.dissectClass(keys, frame)
 	}
-	// Ethernet and IPv4 with room for the ports: the eth_ip fast path's test
-	// (matchEthIPv4's) inline on two words, then the IPv4 classes.
-	h := le.Uint64(frame[12:]) // ethertype, version and IHL, ...
-	if uint16(h) != 0x0008 {   // 08 00
-		return d.dissectClass(keys, frame)
-	}
+	// matchEthIPv4's test on two words, then l4IPv4's stores, without a
+	// call.
+	le := binary.LittleEndian
+	h := le.Uint32(frame[12:]) // ethertype, version and IHL, TOS
 	w := le.Uint32(frame[EthernetHdrLen+ipv4FragOff:])
 	p := uint8(w >> 24)
-	if (p == ipProtoTCP || p == ipProtoUDP) && h>>16&0x0f == 5 && w&fragMask == 0 && d.open&(1<<ShapeEthIP) != 0 {
-		writeEthIPv4(keys, frame, p)
+	if h&typeIHLMask != typeIHL5 || w&fragMask != 0 || (p != ipProtoTCP && p != ipProtoUDP) || d.open&(1<<ShapeEthIP) == 0 {
+		// eth+IPv6+TCP/UDP calls l4IPv6; every other frame goes on in a
+		// call that ends this function, so that no argument has to be kept
+		// (spilled) across a call.
+		if uint16(h) == basicIPv6 && len(frame) >= EthernetHdrLen+ipv6HdrLen+portsLen {
+			switch frame[EthernetHdrLen+ipv6NextHeader] {
+			case ipProtoTCP, ipProtoUDP:
+				// l4IPv6 covers them all: it never declines here.
+				if d.open&(1<<ShapeEthIP) != 0 &&
+					l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[EthernetHdrLen:]), control(EthernetHdrLen+ipv6HdrLen, 0), 0, 0) {
+					d.counters.Shape[ShapeEthIP].Fast++
+					return true, FastPath(ShapeEthIP)
+				}
+			case ipProtoIPIP, ipProtoIPv6:
+				return d.ipip(keys, frame)
+			case ipProtoGRE:
+				return d.gre(keys, frame)
+			}
+			return d.ipClass(keys, frame, uint16(h), p)
+		}
+		switch uint16(h) {
+		case vlanLE, qinqLE:
+			return d.tagged(keys, frame)
+		case pppoeLE:
+			return d.pppoe(keys, frame)
+		case mplsUCLE, mplsMCLE:
+			return d.mpls(keys, frame)
+		case basicIPv4:
+			switch p {
+			case ipProtoIPIP, ipProtoIPv6:
+				return d.ipip(keys, frame)
+			case ipProtoGRE:
+				return d.gre(keys, frame)
+			}
+			// An eth_ip frame its fast path declined (options, a
+			// fragment, another protocol).
+			if d.open&(1<<ShapeEthIP) != 0 {
+				d.counters.Shape[ShapeEthIP].Declined++
+			}
+			return d.slow(ShapeEthIP, keys, frame)
+		case basicIPv6:
+			return d.ipClass(keys, frame, basicIPv6, p)
+		}
+		return d.dissectClass(keys, frame)
+	}
+	b := (*[ethIPv4Len]byte)(frame)
+	le.PutUint64(keys[wordControl:], bits.RotateLeft64(uint64(ethIPv4Len-portsLen)<<16|uint64(AddrIPv4)<<32, 48))
+	le.PutUint64(keys[wordBasic:], bits.RotateLeft64(basicIPv4<<8|uint64(p)<<24, 56))
+	*(*[16]byte)(keys[wordVLAN:]) = [16]byte{}
+	le.PutUint64(keys[wordPorts:], bits.RotateLeft64(uint64(le.Uint32(b[ethIPv4Len-portsLen:])), 32))
+	le.PutUint64(keys[wordAddr0:], bits.RotateLeft64(uint64(le.Uint32(b[EthernetHdrLen+ipv4SrcAddr:])), 32))
+	le.PutUint64(keys[wordAddr1:], bits.RotateLeft64(uint64(le.Uint32(b[EthernetHdrLen+ipv4DstAddr:]))<<32, 32))
+	*(*[24]byte)(keys[wordAddr2:]) = [24]byte{}
+	d.counters.Shape[ShapeEthIP].Fast++
+	return true, FastPath(ShapeEthIP)
+}
+
+// ipClass takes the IPv4 and IPv6 frames DissectFrame did not finish (etype
+// is the ethertype as it lies in the frame, p the IPv4 protocol): the eth_ip
+// frames its fast path declines or too short for its tests, and the IPv6
+// tunnels too short for them.
+func (d *Dissector) ipClass(keys *FlowKeys, frame []byte, etype uint16, p uint8) (bool, Path) {
+	if etype == basicIPv6 {
+		if len(frame) < EthernetHdrLen+ipv6HdrLen {
+			return d.dissectClass(keys, frame)
+		}
+		p = frame[EthernetHdrLen+ipv6NextHeader]
+	}
+	switch p {
+	case ipProtoIPIP, ipProtoIPv6:
+		return d.ipip(keys, frame)
+	case ipProtoGRE:
+		return d.gre(keys, frame)
+	}
+	if etype == basicIPv4 {
+		if d.open.Has(ShapeEthIP) {
+			d.counters.Shape[ShapeEthIP].Declined++
+		}
+		return d.slow(ShapeEthIP, keys, frame)
+	}
+	if !d.open.Has(ShapeEthIP) {
+		return d.slow(ShapeEthIP, keys, frame)
+	}
+	if fastL3(keys, frame, EthernetHdrLen, basicIPv6, 0) {
 		d.counters.Shape[ShapeEthIP].Fast++
 		return true, FastPath(ShapeEthIP)
 	}
-	switch p {
-	case ipProtoIPIP, ipProtoIPv6, ipProtoGRE:
-		s, proto := ShapeIPIP, uint8(ipProtoIPIP)
-		if p == ipProtoGRE {
-			s, proto = ShapeGRE, ipProtoGRE
+	d.resumeAt.handOverIPv6(keys, frame, EthernetHdrLen, 0, 0, 0)
+	return d.declined(ShapeEthIP, keys, frame)
+}
+
+// The handlers of the classes that DissectFrame calls when it ends, for
+// frames at least ethIPv4Len long: each counts its fast path's hits and, on a
+// decline, runs the slow path from where the fast path stopped.
+
+// tagged takes the frames with a VLAN tag: fastVLAN's and fastQinQ's steps,
+// with fastL3's written out for constant offsets. Each hit returns where its
+// call returns, so that what a decline needs is reloaded on a decline only.
+// The one-tag and two-tag steps repeat each other on purpose: one piece of
+// code over a variable shape and offset counts more instructions per frame
+// (bench/instructions.sh).
+func (d *Dissector) tagged(keys *FlowKeys, frame []byte) (bool, Path) {
+	if len(frame) < qinqOff+ipv4MinHdrLen+portsLen {
+		return d.dissectClass(keys, frame)
+	}
+	le := binary.LittleEndian
+	inner := le.Uint16(frame[16:])
+	switch inner {
+	case basicIPv4:
+		if !d.open.Has(ShapeVLAN) {
+			return d.slow(ShapeVLAN, keys, frame)
 		}
-		if d.open.Has(s) {
-			d.resumeAt.nhoff = 0
-			if fastTunnel(keys, frame, proto, &d.resumeAt) {
-				d.counters.Shape[s].Fast++
-				return true, FastPath(s)
+		if l4IPv4(keys, (*[ipv4MinHdrLen + portsLen]byte)(frame[vlanOff:]), control(vlanOff+ipv4MinHdrLen, 0), vlanWord(frame), 0) {
+			d.counters.Shape[ShapeVLAN].Fast++
+			return true, FastPath(ShapeVLAN)
+		}
+	case basicIPv6:
+		if !d.open.Has(ShapeVLAN) {
+			return d.slow(ShapeVLAN, keys, frame)
+		}
+		if len(frame) >= vlanOff+ipv6HdrLen+portsLen &&
+			l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[vlanOff:]), control(vlanOff+ipv6HdrLen, 0), vlanWord(frame), 0) {
+			d.counters.Shape[ShapeVLAN].Fast++
+			return true, FastPath(ShapeVLAN)
+		}
+	case vlanLE, qinqLE:
+		if !d.open.Has(ShapeQinQ) {
+			return d.slow(ShapeQinQ, keys, frame)
+		}
+		inner = le.Uint16(frame[20:])
+		switch inner {
+		case basicIPv4:
+			if l4IPv4(keys, (*[ipv4MinHdrLen + portsLen]byte)(frame[qinqOff:]), control(qinqOff+ipv4MinHdrLen, 0), vlanWord(frame), 0) {
+				d.counters.Shape[ShapeQinQ].Fast++
+				return true, FastPath(ShapeQinQ)
 			}
-			d.counters.Shape[s].Declined++
-			return d.slowAfterDecline(s, keys, frame)
+		case basicIPv6:
+			if len(frame) >= qinqOff+ipv6HdrLen+portsLen &&
+				l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[qinqOff:]), control(qinqOff+ipv6HdrLen, 0), vlanWord(frame), 0) {
+				d.counters.Shape[ShapeQinQ].Fast++
+				return true, FastPath(ShapeQinQ)
+			}
 		}
-		return d.slow(s, keys, frame)
+		d.resumeAt.handOver(keys, frame, qinqOff, inner, 2, 1, vlanWord(frame))
+		return d.declined(ShapeQinQ, keys, frame)
+	default:
+		if !d.open.Has(ShapeVLAN) {
+			return d.slow(ShapeVLAN, keys, frame)
+		}
 	}
-	if d.open.Has(ShapeEthIP) {
-		d.counters.Shape[ShapeEthIP].Declined++
+	d.resumeAt.handOver(keys, frame, vlanOff, inner, 1, 1, vlanWord(frame))
+	return d.declined(ShapeVLAN, keys, frame)
+}
+
+// pppoe takes the PPPoE session frames: fastPPPoE's steps, with fastL3's
+// written out for constant offsets.
+func (d *Dissector) pppoe(keys *FlowKeys, frame []byte) (bool, Path) {
+	if !d.open.Has(ShapePPPoE) {
+		return d.slow(ShapePPPoE, keys, frame)
 	}
-	return d.slow(ShapeEthIP, keys, frame)
+	b := (*[ethIPv4Len]byte)(frame)
+	// Little-endian reads written out byte by byte, which leaves no
+	// inlining mark (see the note on the key words in fast.go).
+	inner := uint16(b[pppoeOff-2]) | uint16(b[pppoeOff-1])<<8 // the PPP protocol, for now
+	switch valid := uint16(b[EthernetHdrLen])|uint16(b[EthernetHdrLen+1])<<8 == pppoeOK; {
+	case valid && inner == pppIPv4:
+		inner = basicIPv4
+		if len(frame) >= pppoeOff+ipv4MinHdrLen+portsLen &&
+			l4IPv4(keys, (*[ipv4MinHdrLen + portsLen]byte)(frame[pppoeOff:]), control(pppoeOff+ipv4MinHdrLen, 0), 0, 0) {
+			d.counters.Shape[ShapePPPoE].Fast++
+			return true, FastPath(ShapePPPoE)
+		}
+	case valid && inner == pppIPv6:
+		inner = basicIPv6
+		if len(frame) >= pppoeOff+ipv6HdrLen+portsLen &&
+			l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[pppoeOff:]), control(pppoeOff+ipv6HdrLen, 0), 0, 0) {
+			d.counters.Shape[ShapePPPoE].Fast++
+			return true, FastPath(ShapePPPoE)
+		}
+	default:
+		d.resumeAt.nhoff = 0
+		return d.declined(ShapePPPoE, keys, frame)
+	}
+	d.resumeAt.handOver(keys, frame, pppoeOff, inner, 1, 0, 0)
+	return d.declined(ShapePPPoE, keys, frame)
+}
+
+// mpls takes the MPLS frames, all of which its fast path covers.
+func (d *Dissector) mpls(keys *FlowKeys, frame []byte) (bool, Path) {
+	if !d.open.Has(ShapeMPLS) {
+		return d.slow(ShapeMPLS, keys, frame)
+	}
+	putMPLS(keys, frame)
+	d.counters.Shape[ShapeMPLS].Fast++
+	return true, FastPath(ShapeMPLS)
+}
+
+// outerIP reads the outer header of a tunnel frame of DissectFrame's (IPv4, or
+// IPv6 at least ipv6HdrLen long after Ethernet): where the next header
+// starts, the IP protocol, the outer ethertype (as it lies, read
+// little-endian), and whether the header is one the straight-line tunnel
+// paths cover (IPv4 without options or fragmentation, IPv6 without a flow
+// label).
+func outerIP(frame []byte) (off int, proto uint8, outer uint16, ok bool) {
+	b := (*[ethIPv4Len]byte)(frame)
+	outer = uint16(b[12]) | uint16(b[13])<<8 // as le.Uint16, without an inlining mark
+	if outer == basicIPv6 {
+		return EthernetHdrLen + ipv6HdrLen, b[EthernetHdrLen+ipv6NextHeader], outer,
+			binary.BigEndian.Uint32(b[EthernetHdrLen:])&ipv6LabelMask == 0
+	}
+	return EthernetHdrLen + ipv4MinHdrLen, b[EthernetHdrLen+ipv4Protocol], outer,
+		b[EthernetHdrLen+ipv4VerIHL]&0x0f == 5 && (uint16(b[EthernetHdrLen+ipv4FragOff])|uint16(b[EthernetHdrLen+ipv4FragOff+1])<<8)&fragMask == 0
+}
+
+// ipip takes the frames of the ipip class. It covers one level of IP-in-IP
+// straight-line (4in4, 6in4, 6in6) with l4IPv4 or l4IPv6; 4in6 (whose inner
+// IPv4 header leaves the outer IPv6 address bytes in the keys), deeper chains
+// and what else it does not cover go on to fastTunnel's loop, which starts
+// over.
+func (d *Dissector) ipip(keys *FlowKeys, frame []byte) (bool, Path) {
+	if !d.open.Has(ShapeIPIP) {
+		return d.slow(ShapeIPIP, keys, frame)
+	}
+	off, proto, outer, ok := outerIP(frame)
+	switch {
+	case !ok:
+	case proto == ipProtoIPv6:
+		if off <= len(frame)-(ipv6HdrLen+portsLen) &&
+			l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[off:]), control(off+ipv6HdrLen, FlagEncapsulation), 0, 0) {
+			d.counters.Shape[ShapeIPIP].Fast++
+			return true, FastPath(ShapeIPIP)
+		}
+	case outer == basicIPv4: // and proto 4
+		if off <= len(frame)-(ipv4MinHdrLen+portsLen) &&
+			l4IPv4(keys, (*[ipv4MinHdrLen + portsLen]byte)(frame[off:]), control(off+ipv4MinHdrLen, FlagEncapsulation), 0, 0) {
+			d.counters.Shape[ShapeIPIP].Fast++
+			return true, FastPath(ShapeIPIP)
+		}
+	}
+	d.resumeAt.nhoff = 0
+	if fastTunnel(keys, frame, ipProtoIPIP, &d.resumeAt) {
+		d.counters.Shape[ShapeIPIP].Fast++
+		return true, FastPath(ShapeIPIP)
+	}
+	return d.declined(ShapeIPIP, keys, frame)
+}
+
+// gre takes the frames of the gre class. It covers one level of GRE version
+// 0 (with optional checksum, key and sequence) into IPv4 or IPv6
+// straight-line, as ipip does, and leaves the rest (IPv4 in IPv6, transparent
+// Ethernet bridging, other flags, deeper chains) to fastTunnel's loop.
+func (d *Dissector) gre(keys *FlowKeys, frame []byte) (bool, Path) {
+	if !d.open.Has(ShapeGRE) {
+		return d.slow(ShapeGRE, keys, frame)
+	}
+	off, _, outer, ok := outerIP(frame)
+	if ok && off <= len(frame)-(greBaseHdrLen+8) {
+		// Room for the base header, checksum and key.
+		g := (*[greBaseHdrLen + 8]byte)(frame[off:])
+		fv := binary.BigEndian.Uint16(g[0:])
+		inner := uint16(g[2]) | uint16(g[3])<<8
+		// Each of checksum, key and sequence adds 4 bytes, in that order.
+		c, k, q := int(fv>>15), int(fv>>13&1), int(fv>>12&1)
+		keyID := uint64(binary.LittleEndian.Uint32(g[greBaseHdrLen+4*c:]) & -uint32(k))
+		off += greBaseHdrLen + 4*(c+k+q)
+		switch {
+		case fv&^(greChecksum|greKey|greSeq) != 0:
+		case inner == basicIPv6:
+			if off <= len(frame)-(ipv6HdrLen+portsLen) &&
+				l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[off:]), control(off+ipv6HdrLen, FlagEncapsulation), 0, keyID) {
+				d.counters.Shape[ShapeGRE].Fast++
+				return true, FastPath(ShapeGRE)
+			}
+		case inner == basicIPv4 && outer == basicIPv4:
+			if off <= len(frame)-(ipv4MinHdrLen+portsLen) &&
+				l4IPv4(keys, (*[ipv4MinHdrLen + portsLen]byte)(frame[off:]), control(off+ipv4MinHdrLen, FlagEncapsulation), 0, keyID) {
+				d.counters.Shape[ShapeGRE].Fast++
+				return true, FastPath(ShapeGRE)
+			}
+		}
+	}
+	d.resumeAt.nhoff = 0
+	if fastTunnel(keys, frame, ipProtoGRE, &d.resumeAt) {
+		d.counters.Shape[ShapeGRE].Fast++
+		return true, FastPath(ShapeGRE)
+	}
+	return d.declined(ShapeGRE, keys, frame)
+}
+
+// declined counts a decline of s's fast path and runs the slow path from where
+// it stopped.
+func (d *Dissector) declined(s Shape, keys *FlowKeys, frame []byte) (bool, Path) {
+	d.counters.Shape[s].Declined++
+	return d.slowAfterDecline(s, keys, frame)
 }
 
 // dissectClass classifies a frame and runs its class's fast path or the slow
@@ -283,12 +549,8 @@ func (d *Dissector) dissectClass(keys *FlowKeys, frame []byte) (bool, Path) {
 	d.resumeAt.nhoff = 0
 	switch s {
 	case ShapeEthIP:
-		if frame[13] == 0x00 { // 0x0800; the other eth_ip ethertype is 0x86dd
-			hit = fastEthIPv4(keys, frame)
-		} else {
-			if hit = fastIPv6L4(keys, frame, EthernetHdrLen, 0); !hit {
-				d.resumeAt.handOverIPv6(keys, frame, EthernetHdrLen, 0, 0)
-			}
+		if hit = fastEthIP(keys, frame); !hit && frame[13] != 0x00 { // 0x86dd, not 0x0800
+			d.resumeAt.handOverIPv6(keys, frame, EthernetHdrLen, 0, 0, 0)
 		}
 	case ShapeVLAN:
 		hit = fastVLAN(keys, frame, &d.resumeAt)
@@ -336,7 +598,7 @@ func runFast(s Shape, keys *FlowKeys, frame []byte) bool {
 	var resumeAt walkState
 	switch s {
 	case ShapeEthIP:
-		return fastEthIPv4(keys, frame) || fastEthIPv6(keys, frame)
+		return fastEthIP(keys, frame)
 	case ShapeVLAN:
 		return fastVLAN(keys, frame, &resumeAt)
 	case ShapeQinQ:

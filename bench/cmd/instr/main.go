@@ -1,0 +1,466 @@
+// Command instr counts the instructions per packet of the dissector's slow
+// path, its fast paths (a Dissector with every gate open) and the kernel flow
+// hash, under valgrind's callgrind: counts, unlike times, do not depend on what
+// else the machine runs, so a committed table can guard the fast paths against
+// regressions.
+//
+// It runs itself twice under callgrind, with N and 2N iterations of each loop,
+// collecting only inside the loop function and dumping the counts after each
+// call; the difference of the two runs divided by N is the cost of one
+// iteration, whatever the set-up costs. The loop takes 64 copies of the frame
+// in turn and reads a byte of the keys after each call; an empty loop that does
+// the same with a call that only zeroes the keys is subtracted. The hash's set-up is Kernel.Hash
+// less dchest/siphash.Hash over the same region, on the keys as dissected and
+// on the keys of the reverse direction (which Kernel.Hash reorders).
+//
+//	instr                # print the table
+//	instr -check FILE    # and fail when a fast path rose above FILE's
+//	instr -write FILE    # and write the table to FILE
+//
+// Build it with go build: go run strips the symbol table callgrind needs.
+// bench/instructions.sh builds it and checks against the committed table.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/dchest/siphash"
+
+	"github.com/xdphash/xdphash/bench"
+	"github.com/xdphash/xdphash/dissect"
+	"github.com/xdphash/xdphash/hash"
+)
+
+func main() {
+	var (
+		n         = flag.Int("n", 256, "iterations of the shorter measurement (the longer runs twice as many); a multiple of 64")
+		check     = flag.String("check", "", "compare the fast paths with this table; exit 1 when one rose by more than -tolerance")
+		write     = flag.String("write", "", "write the table to this file")
+		tolerance = flag.Float64("tolerance", 0.02, "allowed rise of a fast path's count, as a fraction")
+		valgrind  = flag.String("valgrind", "valgrind", "the valgrind binary")
+		child     = flag.Bool("measure", false, "run the loops (what the callgrind runs execute)")
+	)
+	flag.Parse()
+	if *n <= 0 || *n%64 != 0 || *n > 1<<24 {
+		fmt.Fprintln(os.Stderr, "instr: -n must be a positive multiple of 64, at most 2^24")
+		os.Exit(2)
+	}
+	if *child {
+		runLoops(os.Stdout, *n)
+		return
+	}
+	rows, err := count(*valgrind, *n)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "instr:", err)
+		os.Exit(1)
+	}
+	var table bytes.Buffer
+	writeTable(&table, rows, *n)
+	os.Stdout.Write(table.Bytes())
+	if *write != "" {
+		if err := os.WriteFile(*write, table.Bytes(), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "instr: write table:", err)
+			os.Exit(1)
+		}
+	}
+	if *check != "" {
+		b, err := os.ReadFile(*check)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "instr: read committed table:", err)
+			os.Exit(1)
+		}
+		want, err := parseTable(b)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "instr: %s: %v\n", *check, err)
+			os.Exit(1)
+		}
+		if bad := regressions(want, rows, *tolerance); len(bad) > 0 {
+			fmt.Fprintf(os.Stderr, "\ninstr: fast paths above %s by more than %.0f%%:\n", *check, 100**tolerance)
+			for _, b := range bad {
+				fmt.Fprintln(os.Stderr, "  "+b)
+			}
+			os.Exit(1)
+		}
+		fmt.Printf("\nno fast path above %s by more than %.0f%%\n", *check, 100**tolerance)
+	}
+}
+
+// loopKind is what one measured loop calls per iteration.
+type loopKind int
+
+const (
+	loopEmpty   loopKind = iota // the baseline: zeroes the keys (see measure)
+	loopSlow                    // dissect.DissectFrame
+	loopFast                    // Dissector.DissectFrame, every gate open
+	loopHash                    // hash.Kernel.Hash on the keys as dissected
+	loopSip                     // siphash.Hash over the same region
+	loopHashRev                 // hash.Kernel.Hash on the reverse direction's keys
+	loopSipRev                  // siphash.Hash over the reverse direction's region
+	numLoops
+)
+
+var loopNames = [numLoops]string{"empty", "slow", "fast", "hash", "sip", "hash-rev", "sip-rev"}
+
+// callsPerLoop is the number of calls of measure per loop: a warm-up, n and
+// 2n iterations.
+const callsPerLoop = 3
+
+// cases are the issue's kernel-counted shapes, then the project's samples.
+func cases() []bench.Case {
+	cs := bench.KernelShapes()
+	for _, c := range bench.Cases() {
+		c.Name = "sample:" + c.Name
+		cs = append(cs, c)
+	}
+	return cs
+}
+
+// sipKey is the key both the hash and the bare SipHash loops use.
+var sipKey = hash.Key{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
+
+// input is what the loops of one case go round: 64 copies of its frame, 64
+// copies of its keys and of its reverse direction's keys.
+type input struct {
+	frames       [64][]byte
+	keys, rev    [64]dissect.FlowKeys
+	kern         hash.Kernel
+	k0, k1       uint64
+	region, rreg int
+}
+
+func newInput(frame []byte) *input {
+	in := &input{kern: hash.NewKernel(sipKey)}
+	in.k0, in.k1 = leUint64(sipKey[0:8]), leUint64(sipKey[8:16])
+	var k dissect.FlowKeys
+	dissect.DissectFrame(&k, frame, dissect.DefaultFlags)
+	r := reverse(k)
+	for i := range in.frames {
+		in.frames[i] = append([]byte(nil), frame...)
+		in.keys[i], in.rev[i] = k, r
+	}
+	in.region, in.rreg = len(hash.Region(&k)), len(hash.Region(&r))
+	return in
+}
+
+func leUint64(b []byte) uint64 {
+	var v uint64
+	for i := 7; i >= 0; i-- {
+		v = v<<8 | uint64(b[i])
+	}
+	return v
+}
+
+// reverse is the keys of the other direction of k's flow: addresses and
+// ports exchanged.
+func reverse(k dissect.FlowKeys) dissect.FlowKeys {
+	r := k
+	var n int
+	switch k.AddrType() {
+	case dissect.AddrIPv4:
+		n = 4
+	case dissect.AddrIPv6:
+		n = 16
+	default:
+		return r
+	}
+	src, dst := dissect.OffAddrs, dissect.OffAddrs+n
+	copy(r[src:src+n], k[dst:dst+n])
+	copy(r[dst:dst+n], k[src:src+n])
+	copy(r[dissect.OffPorts:dissect.OffPorts+2], k[dissect.OffPorts+2:dissect.OffPorts+4])
+	copy(r[dissect.OffPorts+2:dissect.OffPorts+4], k[dissect.OffPorts:dissect.OffPorts+2])
+	return r
+}
+
+// runLoops runs every loop of every case three times, with n, n and 2n
+// iterations (the first warms up), in a fixed order, and prints "case loop"
+// per loop in that order: callgrind dumps its counts after each call of
+// measure. The Go runtime must not switch stacks inside measure (callgrind
+// would take the switch for a return and dump early): the garbage collector
+// is off, the stack is grown beforehand, and the goroutine yields before
+// each call so that sysmon does not preempt a call that runs long under
+// valgrind.
+func runLoops(w io.Writer, n int) {
+	debug.SetGCPercent(-1)
+	growStack(64)
+	d := dissect.NewDissector(dissect.DefaultFlags, dissect.AllGates)
+	for _, c := range cases() {
+		in := newInput(c.Frame)
+		for l := range numLoops {
+			for _, iters := range []int{n, n, 2 * n} {
+				runtime.Gosched()
+				measure(l, in, d, iters)
+			}
+			fmt.Fprintf(w, "%s %s\n", c.Name, loopNames[l])
+		}
+	}
+}
+
+// growStack uses about depth KiB of stack, so that the loops never grow it.
+//
+//go:noinline
+func growStack(depth int) byte {
+	var pad [1 << 10]byte
+	pad[depth&1023] = byte(depth)
+	if depth > 0 {
+		return growStack(depth-1) + pad[0]
+	}
+	return pad[0]
+}
+
+// empty is the baseline's call: what a dissection costs that only zeroes the
+// keys.
+//
+//go:noinline
+func empty(keys *dissect.FlowKeys, frame []byte) (bool, dissect.Path) {
+	*keys = dissect.FlowKeys{}
+	return len(frame) > 0, dissect.PathSlow
+}
+
+// measure is the function callgrind collects in: n iterations of loop l.
+// The empty loop calls a function that zeroes the keys: the kernel's caller
+// does that (__skb_get_hash's memset) and Go's Dissect does it itself, so the
+// counts of both leave it out, and the call, as the C reference figures of
+// issue 17 do.
+//
+//go:noinline
+func measure(l loopKind, in *input, d *dissect.Dissector, n int) {
+	var (
+		k dissect.FlowKeys
+		s uint64
+	)
+	switch l {
+	case loopEmpty:
+		for i := range n {
+			f := in.frames[i&63]
+			if ok, _ := empty(&k, f); ok {
+				s++
+			}
+			s += uint64(k[dissect.OffNProto])
+		}
+	case loopSlow:
+		for i := range n {
+			f := in.frames[i&63]
+			if dissect.DissectFrame(&k, f, dissect.DefaultFlags) {
+				s++
+			}
+			s += uint64(k[dissect.OffNProto])
+		}
+	case loopFast:
+		for i := range n {
+			f := in.frames[i&63]
+			if ok, _ := d.DissectFrame(&k, f); ok {
+				s++
+			}
+			s += uint64(k[dissect.OffNProto])
+		}
+	case loopHash:
+		for i := range n {
+			h, _ := in.kern.Hash(&in.keys[i&63])
+			s += uint64(h)
+		}
+	case loopSip:
+		for i := range n {
+			s += siphash.Hash(in.k0, in.k1, in.keys[i&63][dissect.HashOffset:dissect.HashOffset+in.region])
+		}
+	case loopHashRev:
+		for i := range n {
+			h, _ := in.kern.Hash(&in.rev[i&63])
+			s += uint64(h)
+		}
+	case loopSipRev:
+		for i := range n {
+			s += siphash.Hash(in.k0, in.k1, in.rev[i&63][dissect.HashOffset:dissect.HashOffset+in.rreg])
+		}
+	}
+	runtime.KeepAlive(s)
+}
+
+// row is one case's instructions per iteration.
+type row struct {
+	name, path string
+	per        [numLoops]float64 // per iteration, baseline not subtracted
+}
+
+func (r row) slow() float64     { return r.per[loopSlow] - r.per[loopEmpty] }
+func (r row) fast() float64     { return r.per[loopFast] - r.per[loopEmpty] }
+func (r row) hash() float64     { return r.per[loopHash] - r.per[loopEmpty] }
+func (r row) setup() float64    { return r.per[loopHash] - r.per[loopSip] }
+func (r row) setupRev() float64 { return r.per[loopHashRev] - r.per[loopSipRev] }
+
+// count runs the loops under callgrind with n and 2n iterations and returns
+// each case's instructions per iteration.
+func count(valgrind string, n int) ([]row, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find own binary: %w", err)
+	}
+	dir, err := os.MkdirTemp("", "xdphash-instr-")
+	if err != nil {
+		return nil, fmt.Errorf("create dump directory: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	var (
+		totals []uint64
+		labels []string
+	)
+	{
+		out := filepath.Join(dir, "callgrind.out")
+		cmd := exec.Command(valgrind, "--tool=callgrind", "--callgrind-out-file="+out,
+			"--toggle-collect=main.measure", "--dump-after=main.measure", "--dump-instr=no",
+			exe, "-measure", "-n", strconv.Itoa(n))
+		cmd.Env = append(os.Environ(), "GODEBUG=asyncpreemptoff=1", "GOMAXPROCS=1")
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			if errors.Is(err, exec.ErrNotFound) {
+				return nil, fmt.Errorf("run %s: %w (install the valgrind package)", valgrind, err)
+			}
+			return nil, fmt.Errorf("run %s: %w\n%s", valgrind, err, lastLines(stderr.String(), 10))
+		}
+		labels = strings.Fields(strings.ReplaceAll(stdout.String(), "\n", " "))
+		dumps, err := filepath.Glob(out + ".*")
+		if err != nil {
+			return nil, err
+		}
+		calls := len(labels) / 2 * callsPerLoop
+		if len(dumps) == 0 {
+			return nil, fmt.Errorf("callgrind found no function main.measure in %s: build it with go build (go run strips the symbol table)", exe)
+		}
+		if len(dumps) != calls {
+			return nil, fmt.Errorf("callgrind dumped %d times, want %d (the Go runtime switched stacks inside a measurement)", len(dumps), calls)
+		}
+		for d := 1; d <= calls; d++ {
+			t, err := dumpTotal(fmt.Sprintf("%s.%d", out, d))
+			if err != nil {
+				return nil, err
+			}
+			totals = append(totals, t)
+		}
+	}
+	cs := cases()
+	if len(labels) != 2*len(cs)*int(numLoops) {
+		return nil, fmt.Errorf("the measuring run made %d calls, want %d", len(labels)/2, len(cs)*int(numLoops))
+	}
+	rows := make([]row, len(cs))
+	for ci, c := range cs {
+		var k dissect.FlowKeys
+		_, p := dissect.NewDissector(dissect.DefaultFlags, dissect.AllGates).DissectFrame(&k, c.Frame)
+		rows[ci] = row{name: c.Name, path: p.String()}
+		for l := range numLoops {
+			j := ci*int(numLoops) + int(l)
+			if labels[2*j] != c.Name || labels[2*j+1] != loopNames[l] {
+				return nil, fmt.Errorf("call %d measured %s %s, want %s %s", j, labels[2*j], labels[2*j+1], c.Name, loopNames[l])
+			}
+			t := totals[j*callsPerLoop:]
+			rows[ci].per[l] = float64(int64(t[2])-int64(t[1])) / float64(n)
+		}
+	}
+	return rows, nil
+}
+
+// dumpTotal reads the "totals:" line of a callgrind dump (the events are
+// instructions only).
+func dumpTotal(path string) (uint64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("read callgrind dump: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "totals:"); ok {
+			t, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("callgrind dump %s: totals %q: %w", path, v, err)
+			}
+			return t, nil
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return 0, fmt.Errorf("read callgrind dump %s: %w", path, err)
+	}
+	return 0, fmt.Errorf("callgrind dump %s has no totals line", path)
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// Columns of the table, as writeTable prints them and parseTable reads them.
+const (
+	colCase = 0
+	colFast = 3
+	numCols = 7
+)
+
+func writeTable(w io.Writer, rows []row, n int) {
+	fmt.Fprintf(w, "# instructions per packet under callgrind (%d and %d iterations, empty loop subtracted);\n", n, 2*n)
+	fmt.Fprintf(w, "# hash setup = Kernel.Hash - dchest/siphash.Hash over the same region; rev = the reverse direction.\n")
+	fmt.Fprintf(w, "# written by: bench/instructions.sh -write\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "case\tpath\tslow\tfast\thash\tsetup\tsetup-rev\n")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\n", r.name, r.path, r.slow(), r.fast(), r.hash(), r.setup(), r.setupRev())
+	}
+	tw.Flush()
+}
+
+// parseTable reads the fast column of a table writeTable wrote, by case.
+func parseTable(b []byte) (map[string]float64, error) {
+	fast := map[string]float64{}
+	for i, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || strings.HasPrefix(f[0], "#") || f[0] == "case" {
+			continue
+		}
+		if len(f) != numCols {
+			return nil, fmt.Errorf("line %d: %d columns, want %d", i+1, len(f), numCols)
+		}
+		v, err := strconv.ParseFloat(f[colFast], 64)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: fast column: %w", i+1, err)
+		}
+		fast[f[colCase]] = v
+	}
+	if len(fast) == 0 {
+		return nil, errors.New("no rows")
+	}
+	return fast, nil
+}
+
+// regressions lists the cases whose fast path now counts more than the
+// committed figure allows, and committed cases no longer measured.
+func regressions(want map[string]float64, rows []row, tolerance float64) []string {
+	var bad []string
+	seen := map[string]bool{}
+	for _, r := range rows {
+		seen[r.name] = true
+		w, ok := want[r.name]
+		if !ok {
+			continue
+		}
+		if got := r.fast(); got > w*(1+tolerance) {
+			bad = append(bad, fmt.Sprintf("%s: %.1f instructions, committed %.1f (%+.1f%%)", r.name, got, w, 100*(got-w)/w))
+		}
+	}
+	for name := range want {
+		if !seen[name] {
+			bad = append(bad, name+": in the committed table but not measured")
+		}
+	}
+	return bad
+}

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Instructions per packet of the slow path, the fast paths and the kernel flow
+# hash, counted by valgrind's callgrind (deterministic, unlike times on a shared
+# machine); see bench/cmd/instr.
+#
+#   bench/instructions.sh           print the table and fail when a fast path
+#                                   counts more than 2% above the committed one
+#   bench/instructions.sh -write    print it and replace the committed table
+#
+# Needs valgrind (Debian package valgrind).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+table=bench/testdata/instructions.txt
+bin=$(mktemp -d)
+trap 'rm -rf "$bin"' EXIT
+# go build, not go run: callgrind finds the measured function by its symbol.
+go build -o "$bin/instr" ./bench/cmd/instr
+
+case "${1:-}" in
+-write) exec "$bin/instr" -write "$table" ;;
+"") "$bin/instr" -check "$table" ;;
+*)
+  echo "usage: $0 [-write]" >&2
+  exit 2
+  ;;
+esac
