@@ -3,6 +3,7 @@ package dissect
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"strconv"
 	"strings"
 )
@@ -134,17 +135,9 @@ func (d *Dissector) dissectTagged(keys *FlowKeys, frame []byte, tag VLANTag) (bo
 	if d.auto != nil {
 		d.auto.tick(d)
 	}
-	if d.open&(1<<ShapeVLAN) != 0 && isVLANType(tag.TPID) {
-		// fastHWTag in line, IPv4 first: a tagged frame pays no call to be
-		// taken, and no second test of its IPv4 header to be declined.
-		if p, ok := matchEthIPv4(frame); ok {
-			writeEthIPv4(keys, frame, p)
-			putHWTag(keys, tag, frame)
-			d.counters.Shape[ShapeVLAN].Fast++
-			return true, FastPath(ShapeVLAN)
-		}
-		if len(frame) >= EthernetHdrLen && fastEthIPv6(keys, frame) {
-			putHWTag(keys, tag, frame)
+	if d.open&(1<<ShapeVLAN) != 0 && isVLANType(tag.TPID) && len(frame) >= EthernetHdrLen {
+		// fastHWTag in line: a tagged frame pays no call to be taken.
+		if fastL3(keys, frame, EthernetHdrLen, binary.LittleEndian.Uint16(frame[12:]), hwTagWord(tag, frame)) {
 			d.counters.Shape[ShapeVLAN].Fast++
 			return true, FastPath(ShapeVLAN)
 		}
@@ -175,16 +168,12 @@ func fastHWTag(keys *FlowKeys, f []byte, tag VLANTag) bool {
 	if !isVLANType(tag.TPID) || len(f) < EthernetHdrLen {
 		return false
 	}
-	if !fastEthIPv4(keys, f) && !fastEthIPv6(keys, f) {
-		return false
-	}
-	putHWTag(keys, tag, f)
-	return true
+	return fastL3(keys, f, EthernetHdrLen, binary.LittleEndian.Uint16(f[12:]), hwTagWord(tag, f))
 }
 
-// putHWTag writes the VLAN key of the metadata tag in front of frame f, an
-// eth_ip frame: the inner type is f's own.
-func putHWTag(keys *FlowKeys, tag VLANTag, f []byte) {
-	binary.LittleEndian.PutUint32(keys[OffVLANTCI:], uint32(tag.TCI&^vlanDEIBit)|uint32(tag.TPID>>8|tag.TPID<<8)<<16)
-	copy(keys[OffVLANEthType:OffVLANEthType+2], f[12:14])
+// hwTagWord is the VLAN key word (see vlanWord) of the metadata tag in front
+// of frame f, an eth_ip frame: the inner type is f's own.
+func hwTagWord(tag VLANTag, f []byte) uint64 {
+	tci := tag.TCI &^ vlanDEIBit
+	return uint64(tci) | uint64(bits.ReverseBytes16(tag.TPID))<<16 | uint64(binary.LittleEndian.Uint16(f[12:]))<<32
 }
