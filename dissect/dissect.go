@@ -31,9 +31,9 @@ const (
 //
 // Like the kernel's function, this is one state machine over a few named state
 // variables; the common protocols are cases of its switches and the rest are
-// helpers named after their kernel counterparts. Keeping IPv4, IPv6, VLAN and the
-// ports in line saves a call each on the shapes that dominate traffic (measured:
-// eth+IPv4+TCP went from 23 to 14 ns when the per-protocol methods were folded in).
+// helpers named after their kernel counterparts. IPv4, IPv6, VLAN and the ports
+// stay in line: a call each on the shapes that dominate traffic was a large
+// share of their cost (bench/instructions.sh counts it).
 func Dissect(keys *FlowKeys, buf []byte, proto uint16, nhoff int, flags Flags) bool {
 	*keys = FlowKeys{}
 	return resume(keys, buf, flags, &walkState{proto: proto, nhoff: nhoff})

@@ -136,9 +136,9 @@ func (h Kernel) hashSorted(keys *dissect.FlowKeys, sw swaps, n int) uint32 {
 // array or of the caller's keys alike, is the fastest form measured
 // (BenchmarkSipHashForms): its amd64 assembly is marked noescape, so a local
 // array stays on the stack, whereas the hash.Hash64 form allocates a digest per
-// call and takes twice as long. SipHash is nearly all of Hash's cost: 32 ns for
-// the 48-byte IPv4 region and 42 ns for the 72-byte IPv6 one on a 2.3 GHz Xeon,
-// close to the latency of its 18 and 24 dependent SipRounds.
+// call and takes twice as long. SipHash is nearly all of Hash's cost, close to
+// the latency of its 18 (IPv4 region) and 24 (IPv6) dependent SipRounds
+// (docs/instructions.md has the counts).
 func (h Kernel) sum64(p []byte) uint64 { return siphash.Hash(h.k0, h.k1, p) }
 
 // fold truncates a SipHash value to the 32-bit flow hash. The kernel reserves
@@ -203,8 +203,8 @@ func ipv6Reversed(keys *dissect.FlowKeys) bool {
 // region as 8-byte words from offset 8, so swap stores whole words at the same
 // offsets: a word written in 2-, 4- or 8-byte pieces that straddle it makes the
 // load that reads it back wait for the stores to retire (store-to-load
-// forwarding fails on a partial overlap), which measured 1 ns per IPv4 and
-// 7 ns per IPv6 hash whose keys needed a swap.
+// forwarding fails on a partial overlap), a cost BenchmarkKernelHashIPv4 and IPv6 showed on
+// every hash whose keys needed a swap.
 const (
 	wordPorts = dissect.OffPorts - 4 // key id | sport | dport
 	wordICMP  = dissect.OffICMP      // icmp | first 4 address bytes
