@@ -343,7 +343,7 @@ func portsOffset(ipProto uint8) int {
 	return -1
 }
 
-// dissectPPPoE is the ETH_P_PPP_SES case. Kernel 6.18 (errata 1 in the spec) does
+// dissectPPPoE is the ETH_P_PPP_SES case. Kernel 6.18 (kernel-fidelity, errata 1) does
 // not follow protocol-field compression: the header is always 8 bytes, and a
 // compressed protocol reads as an invalid PPP protocol.
 func dissectPPPoE(buf []byte, proto uint16, nhoff int) (uint16, int, verdict) {

@@ -20,7 +20,7 @@ func frame(size int, parts ...[]byte) []byte {
 	return b
 }
 
-// Headers of the kernel's BPF flow dissector selftest packets (spec §9): zero MACs
+// Headers of the kernel's BPF flow dissector selftest packets (kernel-fidelity §9): zero MACs
 // and addresses, IPv4 byte 0 = 05 (version nibble 0), TCP ports 80 -> 8080 written
 // as the raw host integers, so the wire bytes are 50 00 and 90 1f.
 var (
@@ -88,7 +88,7 @@ func (w keysWant) keys() FlowKeys {
 var tcp80to8080 = []byte{0x50, 0x00, 0x90, 0x1f}
 
 // TestSelftestPackets runs the packets of the kernel's BPF flow dissector selftest
-// through the C dissector's semantics (spec §9, last column).
+// through the C dissector's semantics (kernel-fidelity §9, last column).
 func TestSelftestPackets(t *testing.T) {
 	const (
 		P = FlagParse1stFrag
@@ -153,7 +153,7 @@ func TestSelftestPackets(t *testing.T) {
 	}
 }
 
-// The IPv4/TCP packet of spec §6.4 (192.168.1.10:12345 -> 10.0.0.1:80) given at
+// The IPv4/TCP packet of kernel-fidelity §6.4 (192.168.1.10:12345 -> 10.0.0.1:80) given at
 // nhoff 0, as on receive, truncated at every length.
 func TestIPv4TCPTruncation(t *testing.T) {
 	pkt := []byte{
@@ -185,7 +185,7 @@ func TestIPv4TCPTruncation(t *testing.T) {
 }
 
 // TestReDispatchBound checks that the 16th re-dispatch request ends the dissection
-// as a success with the state of that moment (spec §5.2).
+// as a success with the state of that moment (kernel-fidelity §5.2).
 func TestReDispatchBound(t *testing.T) {
 	ipv4udp := append(selftestIPv4(17, 0), 0x04, 0x00, 0x00, 0x35, 0, 8, 0, 0)
 	for tags := 13; tags <= 18; tags++ {

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// Rules of spec §5 and §6 that the selftest packets do not reach, one named case
+// Rules of kernel-fidelity §5 and §6 that the selftest packets do not reach, one named case
 // each. Frames are built from the selftest headers (zero addresses) unless the rule
 // needs more.
 func TestKernelRules(t *testing.T) {

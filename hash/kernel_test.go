@@ -18,7 +18,7 @@ import (
 
 // kunitKey is the key of the kernel's SipHash KUnit tests (lib/siphash_kunit.c),
 // bytes 00 01 .. 0f: k0 = 0x0706050403020100, k1 = 0x0f0e0d0c0b0a0908. The
-// worked examples of the spec are derived with it.
+// worked examples of kernel-fidelity §7 are derived with it.
 var kunitKey = Key{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}
 
 // flow describes struct flow_keys member by member; keys writes each member at

@@ -18,7 +18,7 @@ import (
 )
 
 // kunitKey is the key of the kernel's SipHash KUnit test and of the worked
-// examples in the spec (§7): k0 = 0x0706050403020100, k1 = 0x0f0e0d0c0b0a0908.
+// examples in the kernel-fidelity (§7): k0 = 0x0706050403020100, k1 = 0x0f0e0d0c0b0a0908.
 const kunitKey = "000102030405060708090a0b0c0d0e0f"
 
 // tcpOut is a SYN from 198.18.0.1:1025 to 198.18.0.2:80.
@@ -74,7 +74,7 @@ var udp6 = []byte{
 	0x04, 0x01, 0x00, 0x35, 0x00, 0x08, 0x00, 0x00,
 }
 
-// specA is worked example (a) of the spec, IPv4/TCP 192.168.1.10:12345 →
+// specA is worked example (a) of kernel-fidelity §7, IPv4/TCP 192.168.1.10:12345 →
 // 10.0.0.1:80, in an Ethernet frame. thoff is not hashed, so the hash with
 // kunitKey is the example's aa09f22d although thoff counts from the frame.
 var specA = []byte{
@@ -94,7 +94,7 @@ var specA = []byte{
 	0x00, 0x00, 0x00, 0x00,
 }
 
-// specD is worked example (d) of the spec: 802.1Q id 100 priority 3,
+// specD is worked example (d) of kernel-fidelity §7: 802.1Q id 100 priority 3,
 // IPv4/UDP 10.1.1.1:53 → 10.1.1.2:33000; with kunitKey it hashes to 3a836210.
 var specD = []byte{
 	// Ethernet: dst 02:00:00:00:00:02, src 02:00:00:00:00:01, type 802.1Q
@@ -499,7 +499,7 @@ func TestDissectMissingFile(t *testing.T) {
 // 802.1Q tag (PCP 3, VID 100: TCI 0x6064) moved into the skb's metadata.
 var specDStripped = append(append([]byte(nil), specD[:12]...), specD[16:]...)
 
-// TestDissectVLANTag checks --vlan-tag against the spec's worked example (d):
+// TestDissectVLANTag checks --vlan-tag against worked example (d) of kernel-fidelity §7:
 // the frame with its tag in the metadata has the keys and the hash of the
 // frame with the tag in line, but thoff, which no longer counts the tag.
 func TestDissectVLANTag(t *testing.T) {
