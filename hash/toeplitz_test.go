@@ -34,7 +34,7 @@ func toeplitzBitwise(key, input []byte) uint32 {
 	return h
 }
 
-// msSuite is Microsoft's RSS verification suite (spec rss-toeplitz.md): the
+// msSuite is Microsoft's RSS verification suite (Microsoft's "Verifying the RSS Hash Calculation"): the
 // published table lists the destination first; the hash input is always
 // source first.
 var msSuite = []struct {
