@@ -57,6 +57,7 @@ type runOptions struct {
 
 	workers     int
 	cpus        cpuListFlag
+	kernelCPUs  cpuListFlag
 	hash        hashChoice
 	key         hashKeyFlag
 	rssKey      string
@@ -166,6 +167,7 @@ frame is accounted for: received = processed + each counted drop.`,
 	f.IntVar(&opts.batch, "batch", pipeline.DefaultBatch, "frames taken off a receive queue at once")
 	f.IntVar(&opts.workers, "workers", opts.workers, "workers (modelled CPUs)")
 	f.Var(&opts.cpus, "cpus", "pin worker i to the i-th CPU of this list (default: not pinned)")
+	f.Var(&opts.kernelCPUs, "kernel-cpus", "AF_XDP: the CPUs that run the queues' kernel receive work, which the pipeline keeps away from (default: the IRQ affinity of the device's queues; on a veth, the sender's CPUs, which no file names)")
 	f.Var(newChoiceFlag(&opts.hash, "kernel", "toeplitz"), "hash", "flow hash: skb_get_hash's SipHash, or the NIC's Toeplitz RSS hash")
 	f.Var(&opts.key, "hash-key", "kernel hash: SipHash key as 32 hex digits (default: a random key, logged)")
 	f.StringVar(&opts.rssKey, "rss-key", "", "toeplitz hash: RSS key, 40 or 52 bytes in hex (default: the Microsoft key)")
@@ -211,8 +213,8 @@ func (o *runOptions) check(cmd *cobra.Command) error {
 	switch {
 	case o.iface != "" && (o.virtualClock || changed("virtual-queues") || changed("replay")):
 		return errors.New("--virtual-clock, --virtual-queues and --replay are for --pcap and --synthetic")
-	case o.iface == "" && (changed("queues") || changed("xdp-mode") || changed("zero-copy") || changed("frames") || changed("frame-size") || changed("xdp-ring-size") || changed("rx-mode")):
-		return errors.New("--queues, --xdp-mode, --zero-copy, --frames, --frame-size, --xdp-ring-size and --rx-mode are for --iface")
+	case o.iface == "" && (changed("queues") || changed("xdp-mode") || changed("zero-copy") || changed("frames") || changed("frame-size") || changed("xdp-ring-size") || changed("rx-mode") || changed("kernel-cpus")):
+		return errors.New("--queues, --xdp-mode, --zero-copy, --frames, --frame-size, --xdp-ring-size, --rx-mode and --kernel-cpus are for --iface")
 	case o.synthetic == "" && (changed("count") || changed("synthetic-flows")):
 		return errors.New("--count and --synthetic-flows are for --synthetic")
 	case o.hash != "toeplitz" && (changed("rss-key") || changed("symmetric")) && o.pcap == "":
@@ -411,12 +413,16 @@ func (o *runOptions) openSource(s *runSetup, log *slog.Logger) (source.Source, p
 	if in.Allowed, err = kernel.AllowedCPUs(); err != nil {
 		log.Warn("no CPU placement", "err", err)
 	}
-	irqs, err := kernel.QueueIRQCPUs(o.iface, qs)
-	if err != nil {
-		log.Warn("no CPU placement", "err", err)
-	}
-	for _, cpus := range irqs {
-		in.KernelCPUs = append(in.KernelCPUs, cpus...)
+	if o.kernelCPUs.cpus != nil {
+		in.KernelCPUs = o.kernelCPUs.cpus
+	} else {
+		irqs, err := kernel.QueueIRQCPUs(o.iface, qs)
+		if err != nil {
+			log.Warn("no CPU placement", "err", err)
+		}
+		for _, cpus := range irqs {
+			in.KernelCPUs = append(in.KernelCPUs, cpus...)
+		}
 	}
 	plan := pipeline.PlanCPUs(in)
 	src, err := source.OpenAFXDP(source.AFXDPConfig{

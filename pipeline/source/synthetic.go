@@ -68,7 +68,10 @@ type synthQueue struct {
 	src   *synthetic
 	index int
 	tpls  int      // templates
-	slots int      // buffers per template: 1, or the batch size when flows are rewritten
+	// stride is the distance in bufs between a template's copies for
+	// consecutive batch slots: tpls when flows are rewritten (a copy per
+	// slot), 0 when every slot hands out the one copy.
+	stride int
 	bufs  [][]byte // bufs[slot*tpls+t]: template t's copy for batch slot slot
 	offs  []int    // per template: the flow field's offset, or -1
 	base  []uint16 // per template: the flow field's value in the template
@@ -174,11 +177,11 @@ func newSynthQueue(s *synthetic, q int, frames [][]byte, pps float64) (*synthQue
 	}
 	// A frame whose flow field is rewritten needs a buffer per batch slot;
 	// templates without one are handed out as they are, one copy each.
-	sq.slots = 1
+	slots := 1
 	if flowFields {
-		sq.slots = cfg.Batch
+		slots, sq.stride = cfg.Batch, len(frames)
 	}
-	for range sq.slots {
+	for range slots {
 		for _, f := range frames {
 			sq.bufs = append(sq.bufs, slices.Clone(f))
 		}
@@ -239,7 +242,7 @@ func (q *synthQueue) Receive(b *Batch) error {
 		if q.next++; q.next == q.tpls {
 			q.next = 0
 		}
-		f := q.bufs[(slot%q.slots)*q.tpls+t]
+		f := q.bufs[slot*q.stride+t]
 		if off := q.offs[t]; off >= 0 {
 			// xorshift64: three shifts per frame pick the flow.
 			q.rng ^= q.rng << 13
