@@ -150,16 +150,22 @@ func (a *Auto) tick(d *Dissector) {
 // probe gives one in ProbeEvery slow-path frames of a closed gate's shape to its
 // fast path, to estimate what the gate would accept.
 func (a *Auto) probe(s Shape, frame []byte) {
-	if a.state[s].Open {
-		return
-	}
-	if a.probeSeen[s]++; a.probeSeen[s]%uint64(a.cfg.ProbeEvery) != 0 {
-		return
-	}
-	a.probeTried[s]++
-	if runFast(s, &a.scratch, frame) {
+	if a.probeDue(s) && runFast(s, &a.scratch, frame) {
 		a.probeAccepted[s]++
 	}
+}
+
+// probeDue counts a slow-path frame of a closed gate's shape and says whether
+// it is one to give to the fast path; the caller counts the acceptance.
+func (a *Auto) probeDue(s Shape) bool {
+	if a.state[s].Open {
+		return false
+	}
+	if a.probeSeen[s]++; a.probeSeen[s]%uint64(a.cfg.ProbeEvery) != 0 {
+		return false
+	}
+	a.probeTried[s]++
+	return true
 }
 
 func (a *Auto) decide(d *Dissector) {

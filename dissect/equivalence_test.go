@@ -351,14 +351,18 @@ func TestDissectorAllocations(t *testing.T) {
 	if n := testing.AllocsPerRun(1000, func() {
 		for _, f := range frames {
 			d.DissectFrame(&k, f)
+			d.DissectFrameTagged(&k, f, metadataTags[1].tag)
+			dissect.DissectFrameTagged(&k, f, metadataTags[2].tag, dissect.DefaultFlags)
 		}
 	}); n != 0 {
-		t.Errorf("Dissector allocates %v times per round, want 0", n)
+		t.Errorf("Dissector allocates %v times per round (untagged and tagged frames), want 0", n)
 	}
 }
 
 // FuzzFastSlow is the differential fuzzer of the contract: on arbitrary input,
-// every fast path that accepts must produce the slow path's keys and result.
+// every fast path that accepts must produce the slow path's keys and result,
+// and so must the Dissector for the frame received with each metadata VLAN
+// tag (corpus.MetadataTags).
 func FuzzFastSlow(f *testing.F) {
 	for s := range dissect.NumShapes {
 		f.Add(dissect.SampleFrame(s))
@@ -369,5 +373,8 @@ func FuzzFastSlow(f *testing.F) {
 	f.Add(nestedChain(dissect.MaxReDispatch, 1))
 	f.Fuzz(func(t *testing.T, frame []byte) {
 		checkContract(t, "fuzz", frame)
+		for _, mt := range metadataTags[1:] {
+			checkTaggedContract(t, "fuzz", frame, mt.tag)
+		}
 	})
 }

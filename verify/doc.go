@@ -8,4 +8,11 @@
 // frames (Partition) or over pairs of a frame and a mutation of it (Pairs), and
 // describes each disagreement: the two frames, what each side said, and the key
 // fields in which xdphash's view of the two frames differs.
+//
+// A frame may be received with a VLAN tag in its metadata, stripped by the
+// device (Sample.Tag): xdphash dissects it with dissect.DissectFrameTagged
+// and the kernel's side comes from kernel.HashOracle.HashTagged, so tagged
+// and untagged frames share one partition: a frame with a metadata tag must
+// fall in the flow of the same frame with the tag in line, where the kernel
+// puts it there.
 package verify

@@ -8,17 +8,18 @@ import (
 	"github.com/xdphash/xdphash/hash"
 )
 
-// FlowFunc computes xdphash's view of a frame: the dissected keys (before
-// direction normalisation), the dissector's result and the flow hash.
-type FlowFunc func(frame []byte) (keys dissect.FlowKeys, ok bool, flowHash uint32)
+// FlowFunc computes xdphash's view of a frame received with a metadata VLAN
+// tag (the zero tag: none): the dissected keys (before direction
+// normalisation), the dissector's result and the flow hash.
+type FlowFunc func(frame []byte, tag dissect.VLANTag) (keys dissect.FlowKeys, ok bool, flowHash uint32)
 
 // KernelFlow is the FlowFunc of the product: the default dissector flags and the
 // kernel flow hash with the given key, as skb_get_hash computes them.
 func KernelFlow(key hash.Key) FlowFunc {
 	h := hash.NewKernel(key)
-	return func(frame []byte) (dissect.FlowKeys, bool, uint32) {
+	return func(frame []byte, tag dissect.VLANTag) (dissect.FlowKeys, bool, uint32) {
 		var k dissect.FlowKeys
-		ok := dissect.DissectFrame(&k, frame, dissect.DefaultFlags)
+		ok := dissect.DissectFrameTagged(&k, frame, tag, dissect.DefaultFlags)
 		v, _ := h.Hash(&k)
 		return k, ok, v
 	}
@@ -28,28 +29,38 @@ func KernelFlow(key hash.Key) FlowFunc {
 func DissectorFlow(key hash.Key, gates dissect.Gates) FlowFunc {
 	h := hash.NewKernel(key)
 	d := dissect.NewDissector(dissect.DefaultFlags, gates)
-	return func(frame []byte) (dissect.FlowKeys, bool, uint32) {
+	return func(frame []byte, tag dissect.VLANTag) (dissect.FlowKeys, bool, uint32) {
 		var k dissect.FlowKeys
-		ok, _ := d.DissectFrame(&k, frame)
+		ok, _ := d.DissectFrameTagged(&k, frame, tag)
 		v, _ := h.Hash(&k)
 		return k, ok, v
 	}
 }
 
-// Sample is one frame with both sides' verdicts.
+// Sample is one frame, as received with a metadata VLAN tag or without, with
+// both sides' verdicts.
 type Sample struct {
 	Name       string
 	Frame      []byte
+	Tag        dissect.VLANTag  // the metadata tag it was received with; zero: none
 	Keys       dissect.FlowKeys // xdphash's keys, before direction normalisation
 	OK         bool             // xdphash's dissector result
 	Hash       uint32           // xdphash's flow hash
 	KernelHash uint32           // the running kernel's skb_get_hash
 }
 
-// NewSample fills a Sample from xdphash's side; KernelHash is the caller's.
+// NewSample fills a Sample of an untagged frame from xdphash's side;
+// KernelHash is the caller's.
 func NewSample(name string, frame []byte, flow FlowFunc, kernelHash uint32) Sample {
-	k, ok, h := flow(frame)
-	return Sample{Name: name, Frame: frame, Keys: k, OK: ok, Hash: h, KernelHash: kernelHash}
+	return NewTaggedSample(name, frame, dissect.VLANTag{}, flow, kernelHash)
+}
+
+// NewTaggedSample is NewSample for a frame received with tag in its metadata;
+// kernelHash is then the kernel's hash of the frame with that tag
+// (kernel.HashOracle.HashTagged).
+func NewTaggedSample(name string, frame []byte, tag dissect.VLANTag, flow FlowFunc, kernelHash uint32) Sample {
+	k, ok, h := flow(frame, tag)
+	return Sample{Name: name, Frame: frame, Tag: tag, Keys: k, OK: ok, Hash: h, KernelHash: kernelHash}
 }
 
 // Divergence is a pair of frames that the kernel and xdphash group differently.
@@ -171,8 +182,12 @@ func (d Divergence) String() string {
 		fmt.Fprintf(&b, "  fields that differ in xdphash's keys: %s\n", strings.Join(d.Fields, ", "))
 	}
 	for _, s := range []Sample{d.A, d.B} {
-		fmt.Fprintf(&b, "  %s (%d bytes, ok=%v): %s\n    frame %x\n    keys  %x\n",
-			s.Name, len(s.Frame), s.OK, Summary(&s.Keys), s.Frame, s.Keys[:])
+		tag := ""
+		if !s.Tag.IsZero() {
+			tag = ", metadata VLAN tag " + s.Tag.String()
+		}
+		fmt.Fprintf(&b, "  %s (%d bytes%s, ok=%v): %s\n    frame %x\n    keys  %x\n",
+			s.Name, len(s.Frame), tag, s.OK, Summary(&s.Keys), s.Frame, s.Keys[:])
 	}
 	return b.String()
 }

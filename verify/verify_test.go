@@ -26,8 +26,8 @@ var testKey = hash.Key{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}
 func portsIgnored(key hash.Key) FlowFunc {
 	right := KernelFlow(key)
 	h := hash.NewKernel(key)
-	return func(frame []byte) (dissect.FlowKeys, bool, uint32) {
-		k, ok, _ := right(frame)
+	return func(frame []byte, tag dissect.VLANTag) (dissect.FlowKeys, bool, uint32) {
+		k, ok, _ := right(frame, tag)
 		noPorts := k
 		clear(noPorts[dissect.OffPorts : dissect.OffPorts+4])
 		v, _ := h.Hash(&noPorts)
@@ -93,5 +93,39 @@ func TestDiffFieldsIgnoresDirection(t *testing.T) {
 	dissect.DissectFrame(&b, rev, dissect.DefaultFlags)
 	if f := DiffFields(&a, &b); len(f) != 0 {
 		t.Errorf("a frame and its reply differ in %v, want nothing", f)
+	}
+}
+
+// tagIgnored is a deliberately wrong FlowFunc: it drops the metadata tag, as
+// dissecting only the bytes an AF_XDP socket gets would.
+func tagIgnored(key hash.Key) FlowFunc {
+	right := KernelFlow(key)
+	return func(frame []byte, _ dissect.VLANTag) (dissect.FlowKeys, bool, uint32) {
+		return right(frame, dissect.VLANTag{})
+	}
+}
+
+func TestPartitionTagged(t *testing.T) {
+	// Kernel hashes stand in for the oracle: the frame with a metadata tag is
+	// the flow of the frame with the tag in line, not of the bare frame.
+	tag := dissect.VLANTag{TPID: dissect.EtherTypeVLAN, TCI: 100}
+	bare := ipv4TCP(1025)
+	inline := append(append(slices.Clone(bare[:12]), 0x81, 0x00, 0x00, 100), bare[12:]...)
+	build := func(flow FlowFunc) []Sample {
+		return []Sample{
+			NewSample("bare", bare, flow, 0x1111),
+			NewSample("inline", inline, flow, 0x2222),
+			NewTaggedSample("tagged", bare, tag, flow, 0x2222),
+		}
+	}
+	if d := Partition(build(KernelFlow(testKey))); len(d) != 0 {
+		t.Fatalf("right flow: %d divergences, want 0:\n%v", len(d), d)
+	}
+	d := Partition(build(tagIgnored(testKey)))
+	if len(d) != 1 || !d[0].KernelSame || d[0].B.Name != "tagged" {
+		t.Fatalf("tag ignored: got %v, want one kernel-same divergence for the tagged frame", d)
+	}
+	if s := d[0].String(); !strings.Contains(s, "metadata VLAN tag 0x8100:0x0064") {
+		t.Errorf("report does not show the metadata tag:\n%s", s)
 	}
 }

@@ -30,7 +30,25 @@ type dissectOptions struct {
 	stats  bool
 	key    hashKeyFlag
 	flags  dissect.Flags
+	tag    vlanTagFlag
 }
+
+// vlanTagFlag is --vlan-tag: the VLAN tag every frame was received with in
+// its metadata (dissect.ParseVLANTag); the zero tag when not given.
+type vlanTagFlag struct{ tag dissect.VLANTag }
+
+func (f *vlanTagFlag) Set(s string) error {
+	t, err := dissect.ParseVLANTag(s)
+	if err != nil {
+		return err
+	}
+	f.tag = t
+	return nil
+}
+
+func (f *vlanTagFlag) String() string { return f.tag.String() }
+
+func (f *vlanTagFlag) Type() string { return "TPID:TCI" }
 
 func newDissectCmd(root *rootOptions) *cobra.Command {
 	opts := dissectOptions{format: formatText, path: pathSlow, flags: dissect.DefaultFlags, gates: gatesFlag{gates: dissect.AllGates}}
@@ -52,13 +70,23 @@ The keys are byte-identical whatever the path: only the path field differs.
 --stats prints the per-shape counters (fast hits, declines, slow-path runs, and
 auto mode's decisions) on stderr at the end.
 
+--vlan-tag TPID:TCI dissects every frame as received with that VLAN tag in the
+skb's metadata, the way a device with rx-vlan-offload delivers a tagged frame:
+the tag is no longer in the bytes, and the kernel's dissector takes it as the
+first VLAN tag without reading or skipping anything (a tag still in the frame
+is the second). TPID is 0x8100 (or 802.1q) or 0x88a8 (802.1ad); TCI is the
+16-bit tag control field, decimal or 0x-hex: priority << 13 | DEI << 12 | VLAN
+id, e.g. 0x8100:100 or 802.1ad:0x6064.
+
 --format jsonl writes one JSON object per frame with the fields index, ts, len,
 caplen, ok, path ("slow" or "fast:SHAPE"), keys (the 80-byte struct flow_keys in
 hex), n_proto, ip_proto, thoff, addr_type, flags, src, dst, sport, dport,
-flow_label, vlan_id, vlan_priority, vlan_tpid, vlan_eth_type, keyid, hash and
-l4_hash.`,
+flow_label, vlan_id, vlan_priority, vlan_tpid, vlan_eth_type, keyid, hash,
+l4_hash and metadata_vlan_tag (the --vlan-tag tag as TPID:TCI in hex, "" when
+none).`,
 		Example: `  xdphash dissect --hash-key 000102030405060708090a0b0c0d0e0f trace.pcapng
-  tcpdump -w - -i eth0 | xdphash dissect --format jsonl -`,
+  tcpdump -w - -i eth0 | xdphash dissect --format jsonl -
+  xdphash dissect --vlan-tag 0x8100:100 frames-from-an-af_xdp-socket.pcap`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.gates.set && opts.path == pathSlow {
@@ -81,6 +109,7 @@ l4_hash.`,
 	f.BoolVar(&opts.stats, "stats", false, "print the per-shape dissector counters on stderr at the end")
 	f.Var(&opts.key, "hash-key", "SipHash key as 32 hex digits (default: a random key, logged)")
 	f.Var(dissectorFlags{&opts.flags}, "flags", "FLOW_DISSECTOR_F_* flags; skb_get_hash passes STOP_AT_FLOW_LABEL")
+	f.Var(&opts.tag, "vlan-tag", "dissect every frame as received with this VLAN tag in its metadata: TPID (0x8100, 0x88a8) and TCI")
 	return cmd
 }
 
@@ -150,6 +179,7 @@ type frameResult struct {
 	keys  *dissect.FlowKeys
 	hash  uint32
 	l4    bool
+	tag   dissect.VLANTag // the metadata VLAN tag the frame was dissected with
 }
 
 // dissectFrames dissects and hashes every frame of capture and writes one
@@ -157,8 +187,12 @@ type frameResult struct {
 func dissectFrames(out *bufio.Writer, log *slog.Logger, capture source.CaptureReader, name string, key hash.Key, d *dissect.Dissector, opts *dissectOptions) error {
 	if opts.format == formatText {
 		// The key makes the hashes reproducible: --hash-key takes it back.
-		fmt.Fprintf(out, "# xdphash dissect %s: hash key %s, path %s, flags %s\n",
+		fmt.Fprintf(out, "# xdphash dissect %s: hash key %s, path %s, flags %s",
 			name, key, opts.path, dissectorFlags{&opts.flags})
+		if !opts.tag.tag.IsZero() {
+			fmt.Fprintf(out, ", metadata VLAN tag %s", opts.tag.tag)
+		}
+		out.WriteByte('\n')
 	}
 	var (
 		kernel  = hash.NewKernel(key)
@@ -192,8 +226,8 @@ func dissectFrames(out *bufio.Writer, log *slog.Logger, capture source.CaptureRe
 			snapped++
 		}
 
-		r := frameResult{index: index, info: info, keys: &keys}
-		r.ok, r.path = d.DissectFrame(&keys, frame)
+		r := frameResult{index: index, info: info, keys: &keys, tag: opts.tag.tag}
+		r.ok, r.path = d.DissectFrameTagged(&keys, frame, r.tag)
 		r.hash, r.l4 = kernel.Hash(&keys)
 
 		switch opts.format {
@@ -214,30 +248,31 @@ func dissectFrames(out *bufio.Writer, log *slog.Logger, capture source.CaptureRe
 // write them ("0x0000" when absent); the other numbers are JSON numbers in
 // host order. src and dst are "" when the keys hold no IP addresses.
 type frameRecord struct {
-	Index       int    `json:"index"`         // 0-based record number in the file
-	TS          string `json:"ts"`            // capture time, RFC 3339 with nanoseconds, UTC; "" when the file has none
-	Len         int    `json:"len"`           // frame length on the wire
-	CapLen      int    `json:"caplen"`        // bytes captured and dissected
-	OK          bool   `json:"ok"`            // the dissector's result
-	Path        string `json:"path"`          // what produced the keys: "slow" or "fast:SHAPE"
-	Keys        string `json:"keys"`          // the 80-byte struct flow_keys as dissected (before the hash sorts it), hex
-	NProto      string `json:"n_proto"`       // basic.n_proto
-	IPProto     uint8  `json:"ip_proto"`      // basic.ip_proto
-	THoff       uint16 `json:"thoff"`         // control.thoff, from the start of the frame
-	AddrType    string `json:"addr_type"`     // "none", "ipv4", "ipv6" or "tipc"
-	Flags       uint32 `json:"flags"`         // control.flags (FLOW_DIS_*)
-	Src         string `json:"src"`           // source address
-	Dst         string `json:"dst"`           // destination address
-	SPort       uint16 `json:"sport"`         // ports.src
-	DPort       uint16 `json:"dport"`         // ports.dst
-	FlowLabel   uint32 `json:"flow_label"`    // tags.flow_label
-	VLANID      uint16 `json:"vlan_id"`       // first VLAN tag's id
-	VLANPrio    uint8  `json:"vlan_priority"` // first VLAN tag's PCP
-	VLANTPID    string `json:"vlan_tpid"`     // first VLAN tag's TPID, "0x0000" when untagged
-	VLANEthType string `json:"vlan_eth_type"` // ethertype after the first VLAN tag
-	KeyID       uint32 `json:"keyid"`         // GRE key
-	Hash        string `json:"hash"`          // skb_get_hash result, 8 hex digits
-	L4Hash      bool   `json:"l4_hash"`       // skb->l4_hash
+	Index       int    `json:"index"`             // 0-based record number in the file
+	TS          string `json:"ts"`                // capture time, RFC 3339 with nanoseconds, UTC; "" when the file has none
+	Len         int    `json:"len"`               // frame length on the wire
+	CapLen      int    `json:"caplen"`            // bytes captured and dissected
+	OK          bool   `json:"ok"`                // the dissector's result
+	Path        string `json:"path"`              // what produced the keys: "slow" or "fast:SHAPE"
+	Keys        string `json:"keys"`              // the 80-byte struct flow_keys as dissected (before the hash sorts it), hex
+	NProto      string `json:"n_proto"`           // basic.n_proto
+	IPProto     uint8  `json:"ip_proto"`          // basic.ip_proto
+	THoff       uint16 `json:"thoff"`             // control.thoff, from the start of the frame
+	AddrType    string `json:"addr_type"`         // "none", "ipv4", "ipv6" or "tipc"
+	Flags       uint32 `json:"flags"`             // control.flags (FLOW_DIS_*)
+	Src         string `json:"src"`               // source address
+	Dst         string `json:"dst"`               // destination address
+	SPort       uint16 `json:"sport"`             // ports.src
+	DPort       uint16 `json:"dport"`             // ports.dst
+	FlowLabel   uint32 `json:"flow_label"`        // tags.flow_label
+	VLANID      uint16 `json:"vlan_id"`           // first VLAN tag's id
+	VLANPrio    uint8  `json:"vlan_priority"`     // first VLAN tag's PCP
+	VLANTPID    string `json:"vlan_tpid"`         // first VLAN tag's TPID, "0x0000" when untagged
+	VLANEthType string `json:"vlan_eth_type"`     // ethertype after the first VLAN tag
+	KeyID       uint32 `json:"keyid"`             // GRE key
+	Hash        string `json:"hash"`              // skb_get_hash result, 8 hex digits
+	L4Hash      bool   `json:"l4_hash"`           // skb->l4_hash
+	MetaVLANTag string `json:"metadata_vlan_tag"` // the metadata VLAN tag dissected with, "0x8100:0x0064"; "" when none
 }
 
 func newFrameRecord(r *frameResult) *frameRecord {
@@ -266,6 +301,7 @@ func newFrameRecord(r *frameResult) *frameRecord {
 		KeyID:       k.KeyID(),
 		Hash:        string(appendHex(nil, uint64(r.hash), 8)),
 		L4Hash:      r.l4,
+		MetaVLANTag: r.tag.String(),
 	}
 	if !r.info.Timestamp.IsZero() {
 		rec.TS = r.info.Timestamp.UTC().Format(time.RFC3339Nano)

@@ -310,7 +310,7 @@ func TestDissectJSONLSchema(t *testing.T) {
 	}
 	want := []string{
 		"addr_type", "caplen", "dport", "dst", "flags", "flow_label", "hash", "index", "ip_proto", "keyid",
-		"keys", "l4_hash", "len", "n_proto", "ok", "path", "sport", "src", "thoff", "ts",
+		"keys", "l4_hash", "len", "metadata_vlan_tag", "n_proto", "ok", "path", "sport", "src", "thoff", "ts",
 		"vlan_eth_type", "vlan_id", "vlan_priority", "vlan_tpid",
 	}
 	if got := slices.Sorted(maps.Keys(fields)); !slices.Equal(got, want) {
@@ -492,5 +492,50 @@ func TestDissectMissingFile(t *testing.T) {
 	_, stderr, code := runXdphash(t, nil, "dissect", path)
 	if want := "xdphash: open " + path + ": no such file or directory"; code != exitFailure || !strings.Contains(stderr, want) {
 		t.Errorf("exit status %d, stderr %q; want %d and %q", code, stderr, exitFailure, want)
+	}
+}
+
+// specDStripped is specD as a device with rx-vlan-offload delivers it: the
+// 802.1Q tag (PCP 3, VID 100: TCI 0x6064) moved into the skb's metadata.
+var specDStripped = append(append([]byte(nil), specD[:12]...), specD[16:]...)
+
+// TestDissectVLANTag checks --vlan-tag against the spec's worked example (d):
+// the frame with its tag in the metadata has the keys and the hash of the
+// frame with the tag in line, but thoff, which no longer counts the tag.
+func TestDissectVLANTag(t *testing.T) {
+	path := tempFile(t, "stripped.pcap", captureFile(t, "pcap", layers.LinkTypeEthernet, records(specDStripped)...))
+	want := "# xdphash dissect " + path + ": hash key " + kunitKey + ", path slow, flags 0x2, metadata VLAN tag 0x8100:0x6064\n" +
+		"0 ok ipv4 10.1.1.1:53 > 10.1.1.2:33000 proto 17 thoff 34 vlan 100 prio 3 tpid 0x8100 type 0x0800 hash 3a836210 l4\n"
+	for _, tag := range []string{"0x8100:0x6064", "802.1q:24676", "8100:0x6064"} {
+		stdout, stderr, code := runXdphash(t, nil, "dissect", "--hash-key", kunitKey, "--vlan-tag", tag, path)
+		if code != exitOK || stdout != want {
+			t.Errorf("--vlan-tag %s: exit %d\n got: %q\nwant: %q\nstderr: %s", tag, code, stdout, want, stderr)
+		}
+	}
+	stdout, stderr, code := runXdphash(t, nil, "dissect", "--format", "jsonl", "--path", "fast", "--hash-key", kunitKey, "--vlan-tag", "0x8100:0x6064", path)
+	recs := parseJSONL(t, stdout)
+	if code != exitOK || len(recs) != 1 || recs[0].Hash != "3a836210" || recs[0].MetaVLANTag != "0x8100:0x6064" || recs[0].Path != "fast:vlan" {
+		t.Errorf("jsonl, --path fast: exit %d, records %+v, stderr %s", code, recs, stderr)
+	}
+	// Without the tag, the bytes alone: another flow.
+	stdout, _, _ = runXdphash(t, nil, "dissect", "--format", "jsonl", "--hash-key", kunitKey, path)
+	if recs := parseJSONL(t, stdout); len(recs) != 1 || recs[0].Hash == "3a836210" || recs[0].MetaVLANTag != "" {
+		t.Errorf("no --vlan-tag: records %+v, want another hash and no metadata tag", recs)
+	}
+}
+
+func TestDissectVLANTagErrors(t *testing.T) {
+	path := tempFile(t, "stripped.pcap", captureFile(t, "pcap", layers.LinkTypeEthernet, records(specDStripped)...))
+	for _, tc := range []struct{ arg, msg string }{
+		{"0x9100:1", "is not 0x8100 (802.1q) or 0x88a8 (802.1ad)"},
+		{"100", "want TPID:TCI"},
+		{"0x8100:65536", "is not a number from 0 to 65535"},
+		{"0x8100:" + strings.Repeat("1", 4096), "characters, want TPID:TCI in at most"},
+	} {
+		stdout, stderr, code := runXdphash(t, nil, "dissect", "--vlan-tag", tc.arg, path)
+		first, _, _ := strings.Cut(stderr, "\n")
+		if code != exitFailure || !strings.Contains(first, tc.msg) || stdout != "" || len(first) > 200 {
+			t.Errorf("--vlan-tag %.20q: exit %d, stdout %q, stderr %.300q; want exit %d and %q", tc.arg, code, stdout, stderr, exitFailure, tc.msg)
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/xdphash/xdphash/corpus"
+	"github.com/xdphash/xdphash/dissect"
 	"github.com/xdphash/xdphash/hash"
 	"github.com/xdphash/xdphash/internal/kernel"
 	"github.com/xdphash/xdphash/verify"
@@ -43,7 +44,11 @@ is secret, so the values differ; the partition into flows must not.
 Frames come from the built-in corpus (every shape the dissector knows, families
 of single-field mutations and truncations), from --pcap, or with --count from N
 random mutations of the corpus's base frames (--seed), each compared with its
-base frame.
+base frame. Corpus frames and mutations are checked three times: as they are, and received
+with a VLAN tag in the skb's metadata (802.1Q, then 802.1AD), as a device that
+strips tags delivers them (the kernel's side: bpf_skb_vlan_push before the
+hash); all three share one partition, so a frame with a metadata tag must be
+in the flow of the same frame with the tag in line where the kernel says so.
 
 Each divergence is printed with both frames, what the kernel said, and the
 key fields in which xdphash's view of the two frames differs. The exit status is
@@ -90,8 +95,11 @@ func runVerify(cmd *cobra.Command, log *slog.Logger, opts *verifyOptions, flow f
 		checked int
 		refused int
 	)
-	sample := func(name string, frame []byte) (verify.Sample, bool) {
-		kh, err := oracle.Hash(frame)
+	taggedSample := func(name string, frame []byte, tag dissect.VLANTag) (verify.Sample, bool) {
+		if !tag.IsZero() {
+			name += " hwtag=" + tag.String()
+		}
+		kh, err := oracle.HashTagged(frame, tag.TPID, tag.TCI)
 		if err != nil {
 			// The test run refuses some frames (see corpus.FitsOracle): nothing to compare.
 			refused++
@@ -99,7 +107,14 @@ func runVerify(cmd *cobra.Command, log *slog.Logger, opts *verifyOptions, flow f
 			return verify.Sample{}, false
 		}
 		checked++
-		return verify.NewSample(name, frame, ours, kh), true
+		return verify.NewTaggedSample(name, frame, tag, ours, kh), true
+	}
+	sample := func(name string, frame []byte) (verify.Sample, bool) {
+		return taggedSample(name, frame, dissect.VLANTag{})
+	}
+	var tags []dissect.VLANTag
+	for _, m := range corpus.MetadataTags() {
+		tags = append(tags, dissect.VLANTag{TPID: m.TPID, TCI: m.TCI})
 	}
 
 	switch {
@@ -107,20 +122,25 @@ func runVerify(cmd *cobra.Command, log *slog.Logger, opts *verifyOptions, flow f
 		rng := rand.New(rand.NewPCG(opts.seed, opts.seed^0x9e3779b97f4a7c15))
 		bases := corpus.Bases()
 		var pairs [][2]verify.Sample
-		baseSamples := make([]verify.Sample, len(bases))
-		baseOK := make([]bool, len(bases))
+		baseSamples := make([][]verify.Sample, len(bases))
+		baseOK := make([][]bool, len(bases))
 		for i, b := range bases {
-			baseSamples[i], baseOK[i] = sample(b.Name, b.Data)
+			baseSamples[i], baseOK[i] = make([]verify.Sample, len(tags)), make([]bool, len(tags))
+			for ti, tag := range tags {
+				baseSamples[i][ti], baseOK[i][ti] = taggedSample(b.Name, b.Data, tag)
+			}
 		}
 		for i := range opts.count {
 			bi := rng.IntN(len(bases))
-			if !baseOK[bi] {
-				continue
-			}
 			m, mut := corpus.Mutate(rng, bases[bi].Data, nil)
-			s, ok := sample(fmt.Sprintf("%s/mutation%d(%v)", bases[bi].Family(), i, mut), m)
-			if ok {
-				pairs = append(pairs, [2]verify.Sample{baseSamples[bi], s})
+			for ti, tag := range tags {
+				if !baseOK[bi][ti] {
+					continue
+				}
+				s, ok := taggedSample(fmt.Sprintf("%s/mutation%d(%v)", bases[bi].Family(), i, mut), m, tag)
+				if ok {
+					pairs = append(pairs, [2]verify.Sample{baseSamples[bi][ti], s})
+				}
 			}
 		}
 		divs = verify.Pairs(pairs)
@@ -132,9 +152,11 @@ func runVerify(cmd *cobra.Command, log *slog.Logger, opts *verifyOptions, flow f
 		divs = verify.Partition(samples)
 	default:
 		var samples []verify.Sample
-		for _, f := range corpus.Build() {
-			if s, ok := sample(f.Name, f.Data); ok {
-				samples = append(samples, s)
+		for _, tag := range tags {
+			for _, f := range corpus.Build() {
+				if s, ok := taggedSample(f.Name, f.Data, tag); ok {
+					samples = append(samples, s)
+				}
 			}
 		}
 		divs = verify.Partition(samples)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -46,8 +47,8 @@ func TestVerifyAgreesWithKernel(t *testing.T) {
 func portsIgnored(key hash.Key, _ dissectPath) verify.FlowFunc {
 	right := verify.KernelFlow(key)
 	h := hash.NewKernel(key)
-	return func(frame []byte) (dissect.FlowKeys, bool, uint32) {
-		k, ok, _ := right(frame)
+	return func(frame []byte, tag dissect.VLANTag) (dissect.FlowKeys, bool, uint32) {
+		k, ok, _ := right(frame, tag)
 		wrong := k
 		clear(wrong[dissect.OffPorts : dissect.OffPorts+4])
 		v, _ := h.Hash(&wrong)
@@ -161,5 +162,30 @@ func TestDissectGatesFlag(t *testing.T) {
 	_, errOut, code = runXdphash(t, nil, "dissect", "--gates", "bogus", path)
 	if code != exitFailure || !strings.Contains(errOut, "unknown shape") {
 		t.Errorf("--gates bogus: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// tagIgnored is a deliberately wrong flow: the metadata VLAN tag is dropped,
+// as dissecting only the bytes an AF_XDP socket gets would.
+func tagIgnored(key hash.Key, _ dissectPath) verify.FlowFunc {
+	right := verify.KernelFlow(key)
+	return func(frame []byte, _ dissect.VLANTag) (dissect.FlowKeys, bool, uint32) {
+		return right(frame, dissect.VLANTag{})
+	}
+}
+
+// TestVerifyMetadataTags checks that verify checks every corpus frame three
+// times (no tag, 802.1Q and 802.1AD metadata tags), and that a dissector that
+// drops the metadata tag fails it.
+func TestVerifyMetadataTags(t *testing.T) {
+	testenv.RequireRoot(t)
+	out, errOut, code := runXdphash(t, nil, "verify")
+	want := fmt.Sprintf("verify: %d frames checked", 3*len(corpus.Build()))
+	if code != exitOK || !strings.Contains(out, want) {
+		t.Errorf("exit %d, want output %q\nstdout:\n%s\nstderr:\n%s", code, want, out, errOut)
+	}
+	out, errOut, code = runWith(t, tagIgnored, "verify", "--max", "3")
+	if code != exitDivergence || !strings.Contains(out, "metadata VLAN tag 0x8100:0x6064") {
+		t.Errorf("tag dropped: exit %d, want %d and a divergence naming the metadata tag\nstdout:\n%s\nstderr:\n%s", code, exitDivergence, out, errOut)
 	}
 }

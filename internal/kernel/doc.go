@@ -24,8 +24,14 @@
 // The test run builds the skb like a transmit path: skb->protocol comes from
 // eth_type_trans (the Ethernet type if >= 0x0600, else 0x0001 when the payload
 // starts with FF FF and 0x0004 otherwise), the network header is at offset 14,
-// so the dissector's thoff counts from the Ethernet header. No hardware VLAN
-// tag is set: tags stay in the frame and are dissected from it.
+// so the dissector's thoff counts from the Ethernet header. Hash sets no
+// hardware VLAN tag: tags stay in the frame and are dissected from it.
+// HashTagged runs a second program that first calls bpf_skb_vlan_push, which
+// on an untagged skb only fills skb->vlan_proto and skb->vlan_tci: the frame
+// as received from a device that stripped its tag into the metadata. The
+// dissector takes that tag as the first one without reading a byte, so a
+// frame with a metadata tag hashes like the same frame with the tag in line,
+// but for 802.3 frames (docs/kernel-fidelity.md).
 //
 // # Frames the test run refuses
 //

@@ -19,7 +19,8 @@ var removeMemlock = sync.OnceValue(rlimit.RemoveMemlock)
 
 // HashOracle asks the running kernel for its skb_get_hash of a frame. It holds
 // a SCHED_CLS program whose whole body is "return bpf_get_hash_recalc(skb)"
-// and runs it with BPF_PROG_TEST_RUN.
+// and runs it with BPF_PROG_TEST_RUN; and a second one that first gives the
+// skb a metadata VLAN tag (HashTagged, hashoracle_vlan_linux.go).
 //
 // The kernel's hash key is random per boot and unreadable, so its values can
 // only be compared with each other: two frames get the same value exactly when
@@ -28,19 +29,15 @@ var removeMemlock = sync.OnceValue(rlimit.RemoveMemlock)
 // Hash may be called from several goroutines at once, but not concurrently
 // with Close.
 type HashOracle struct {
-	prog *ebpf.Program
+	prog     *ebpf.Program
+	vlanProg *ebpf.Program
 }
 
-// NewHashOracle loads the oracle program. It needs CAP_BPF and CAP_NET_ADMIN
+// NewHashOracle loads the oracle's two programs. It needs CAP_BPF and CAP_NET_ADMIN
 // (or CAP_SYS_ADMIN); without them the error wraps ErrNotPermitted and names
 // the missing capabilities.
 func NewHashOracle() (*HashOracle, error) {
-	// Lifting the limit needs CAP_SYS_RESOURCE on kernels that charge it,
-	// and cilium/ebpf's probe for those kernels needs CAP_BPF: without
-	// privilege it fails before the load would. Load anyway, so that a
-	// refusal names the capabilities the load itself lacks.
-	memlockErr := removeMemlock()
-	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{
+	prog, err := loadOracleProgram(&ebpf.ProgramSpec{
 		Name: "xdphash_oracle",
 		Type: ebpf.SchedCLS,
 		// R1 holds the skb context on entry, which is the helper's only
@@ -50,18 +47,38 @@ func NewHashOracle() (*HashOracle, error) {
 			asm.FnGetHashRecalc.Call(),
 			asm.Return(),
 		},
-	})
+	}, "SCHED_CLS programs with bpf_get_hash_recalc (Linux 4.8) and BPF_PROG_TEST_RUN (4.12)")
+	if err != nil {
+		return nil, fmt.Errorf("load hash oracle: %w", err)
+	}
+	vlanProg, err := loadOracleProgram(vlanOracleSpec(), "bpf_skb_vlan_push (Linux 4.3) and an __sk_buff context in BPF_PROG_TEST_RUN (5.2)")
+	if err != nil {
+		prog.Close()
+		return nil, fmt.Errorf("load hash oracle for tagged frames: %w", err)
+	}
+	return &HashOracle{prog: prog, vlanProg: vlanProg}, nil
+}
+
+// loadOracleProgram loads one of the oracle's programs; needs names what it
+// takes from the kernel, for the error on a kernel without it.
+func loadOracleProgram(spec *ebpf.ProgramSpec, needs string) (*ebpf.Program, error) {
+	// Lifting the limit needs CAP_SYS_RESOURCE on kernels that charge it,
+	// and cilium/ebpf's probe for those kernels needs CAP_BPF: without
+	// privilege it fails before the load would. Load anyway, so that a
+	// refusal names the capabilities the load itself lacks.
+	memlockErr := removeMemlock()
+	prog, err := ebpf.NewProgram(spec)
 	switch {
 	case err == nil:
-		return &HashOracle{prog: prog}, nil
+		return prog, nil
 	case errors.Is(err, os.ErrPermission) && memlockErr != nil:
-		return nil, fmt.Errorf("load hash oracle: %w: %s: %w (raising RLIMIT_MEMLOCK failed too: %w)", ErrNotPermitted, permissionHint(), err, memlockErr)
+		return nil, fmt.Errorf("%w: %s: %w (raising RLIMIT_MEMLOCK failed too: %w)", ErrNotPermitted, permissionHint(), err, memlockErr)
 	case errors.Is(err, os.ErrPermission):
-		return nil, fmt.Errorf("load hash oracle: %w: %s: %w", ErrNotPermitted, permissionHint(), err)
+		return nil, fmt.Errorf("%w: %s: %w", ErrNotPermitted, permissionHint(), err)
 	case errors.Is(err, ebpf.ErrNotSupported):
-		return nil, fmt.Errorf("load hash oracle: %w: needs SCHED_CLS programs with bpf_get_hash_recalc (Linux 4.8) and BPF_PROG_TEST_RUN (4.12): %w", ErrNotSupported, err)
+		return nil, fmt.Errorf("%w: needs %s: %w", ErrNotSupported, needs, err)
 	default:
-		return nil, fmt.Errorf("load hash oracle: %w", err)
+		return nil, err
 	}
 }
 
@@ -110,8 +127,8 @@ func (o *HashOracle) Close() error {
 	if o.prog == nil {
 		return nil
 	}
-	err := o.prog.Close()
-	o.prog = nil
+	err := errors.Join(o.prog.Close(), o.vlanProg.Close())
+	o.prog, o.vlanProg = nil, nil
 	if err != nil {
 		return fmt.Errorf("close hash oracle: %w", err)
 	}
