@@ -351,6 +351,7 @@ func (e *Engine) runConfig() runstats.RunConfig {
 		Replay:      e.info.Replay,
 		WindowNs:    int64(cfg.Window),
 		CPUPlan:     e.plan.String(),
+		XDPProgram:  e.info.XDPProgram,
 	}
 	if cfg.Auto {
 		c.Gates = "auto"

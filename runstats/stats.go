@@ -51,6 +51,8 @@ type RunConfig struct {
 	Replay   string `json:"replay,omitempty"`   // how a file or synthetic source was paced: "max", "recorded" or a rate
 	WindowNs int64  `json:"window_ns"`          // length of each WindowReport
 	CPUPlan  string `json:"cpu_plan,omitempty"` // what the CPU plan chose and why
+
+	XDPProgram string `json:"xdp_program,omitempty"` // AF_XDP: which XDP program fed the sockets, and why
 }
 
 // QueueReport is one receive queue.

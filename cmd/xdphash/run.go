@@ -81,6 +81,7 @@ type runOptions struct {
 	frameSize   int
 	xdpRingSize int
 	rxMode      source.RxMode
+	xdpMetadata bool
 }
 
 // cpuListFlag is --cpus: CPU numbers and ranges, "0,2-3".
@@ -109,7 +110,7 @@ func newRunCmd(root *rootOptions) *cobra.Command {
 		queues: "all", virtualQueues: 1, replay: "max", workers: 2,
 		hash: "kernel", symmetric: "none", steer: "rps", gates: gatesFlag{gates: dissect.AllGates},
 		ringSize: pipeline.DefaultRingSize, consumer: "fifo", serviceRate: "max", window: pipeline.DefaultWindow,
-		xdpMode: source.XDPNative, rxMode: source.RxAuto,
+		xdpMode: source.XDPNative, rxMode: source.RxAuto, xdpMetadata: true,
 	}
 	cmd := &cobra.Command{
 		Use:   "run (--iface IF | --pcap FILE | --synthetic PROFILE)",
@@ -193,6 +194,7 @@ frame is accounted for: received = processed + each counted drop.`,
 	f.IntVar(&opts.frameSize, "frame-size", 0, "AF_XDP: bytes per UMEM frame, 2048 or 4096 (default 2048; 4096 for an MTU above 1500)")
 	f.IntVar(&opts.xdpRingSize, "xdp-ring-size", 0, "AF_XDP: fill and RX ring entries (default 2048)")
 	f.Var(newChoiceFlag(&opts.rxMode, source.RxModes...), "rx-mode", "AF_XDP: how a receive loop waits: spin, poll, or auto")
+	f.BoolVar(&opts.xdpMetadata, "xdp-metadata", true, "AF_XDP: load the XDP metadata program (device hash, stripped VLAN tag, RX timestamp) where the device supports it")
 	return cmd
 }
 
@@ -211,8 +213,8 @@ func (o *runOptions) check(cmd *cobra.Command) error {
 	switch {
 	case o.iface != "" && (o.virtualClock || changed("virtual-queues") || changed("replay")):
 		return errors.New("--virtual-clock, --virtual-queues and --replay are for --pcap and --synthetic")
-	case o.iface == "" && (changed("queues") || changed("xdp-mode") || changed("zero-copy") || changed("frames") || changed("frame-size") || changed("xdp-ring-size") || changed("rx-mode")):
-		return errors.New("--queues, --xdp-mode, --zero-copy, --frames, --frame-size, --xdp-ring-size and --rx-mode are for --iface")
+	case o.iface == "" && (changed("queues") || changed("xdp-mode") || changed("zero-copy") || changed("frames") || changed("frame-size") || changed("xdp-ring-size") || changed("rx-mode") || changed("xdp-metadata")):
+		return errors.New("--queues, --xdp-mode, --zero-copy, --frames, --frame-size, --xdp-ring-size, --rx-mode and --xdp-metadata are for --iface")
 	case o.synthetic == "" && (changed("count") || changed("synthetic-flows")):
 		return errors.New("--count and --synthetic-flows are for --synthetic")
 	case o.hash != "toeplitz" && (changed("rss-key") || changed("symmetric")) && o.pcap == "":
@@ -421,7 +423,7 @@ func (o *runOptions) openSource(s *runSetup, log *slog.Logger) (source.Source, p
 	plan := pipeline.PlanCPUs(in)
 	src, err := source.OpenAFXDP(source.AFXDPConfig{
 		Iface: o.iface, Queues: qs, Frames: o.frames, FrameSize: o.frameSize, RingSize: o.xdpRingSize, Batch: o.batch,
-		ZeroCopy: o.zeroCopy, Mode: o.xdpMode, RxMode: plan.RxMode,
+		ZeroCopy: o.zeroCopy, Mode: o.xdpMode, RxMode: plan.RxMode, NoMetadata: !o.xdpMetadata,
 	})
 	return src, plan, err
 }
@@ -471,6 +473,9 @@ func runRun(cmd *cobra.Command, log *slog.Logger, o *runOptions) (err error) {
 		}
 	}()
 	log.Info("cpu plan", "plan", plan.String())
+	if p := src.Info().XDPProgram; p != "" {
+		log.Info("xdp program", "program", p)
+	}
 
 	engine, err := pipeline.NewEngine(pipeline.EngineConfig{
 		Source: src, Steering: s.steer,
