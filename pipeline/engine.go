@@ -125,6 +125,16 @@ type EngineConfig struct {
 	// Sampler, when set, copies 1 in N hashed frames with their hash and
 	// worker, for an offline check (see Sampler); nil samples nothing.
 	Sampler *Sampler
+
+	// CheckDeviceHash compares, for every frame with a device hash (from
+	// the XDP metadata), the device's hash with the steering's own
+	// (RunStats.DeviceHash).
+	CheckDeviceHash bool
+	// WithholdVLANTag dissects every frame as if the device had given no
+	// VLAN tag in its metadata: a debugging aid that shows what a pipeline
+	// blind to stripped tags computes (--check-device-hash then reports
+	// the tagged frames as conflicts).
+	WithholdVLANTag bool
 }
 
 // Engine runs the receive side: one receive loop per receive queue, which
@@ -329,6 +339,7 @@ func (e *Engine) Stats() *runstats.RunStats {
 		wk.mu.Unlock()
 	}
 	st.Account()
+	e.deviceStats(st)
 	return st
 }
 
@@ -359,7 +370,7 @@ func (e *Engine) runConfig() runstats.RunConfig {
 	switch cfg.Steering.Hash {
 	case hash.KindToeplitz:
 		c.Symmetric = cfg.Steering.Symmetry.String()
-	case hash.KindKernel:
+	case hash.KindKernel, hash.KindAuto, hash.KindDevice:
 		c.HashKey = cfg.Steering.Key.String()
 	}
 	if cfg.Consumer != "fifo" {

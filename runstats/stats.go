@@ -28,6 +28,9 @@ type RunStats struct {
 	Windows []WindowReport   `json:"windows"` // per time window, in order
 
 	Accounting Accounting `json:"accounting"`
+
+	HashSources HashSources      `json:"hash_sources"`          // frames by where their hash came from
+	DeviceHash  *DeviceHashCheck `json:"device_hash,omitempty"` // --check-device-hash
 }
 
 // RunConfig records how the run was set up.

@@ -82,6 +82,7 @@ type runOptions struct {
 	xdpRingSize int
 	rxMode      source.RxMode
 	xdpMetadata bool
+	device      deviceOptions
 }
 
 // cpuListFlag is --cpus: CPU numbers and ranges, "0,2-3".
@@ -108,7 +109,7 @@ func (f *cpuListFlag) Type() string { return "LIST" }
 func newRunCmd(root *rootOptions) *cobra.Command {
 	opts := runOptions{
 		queues: "all", virtualQueues: 1, replay: "max", workers: 2,
-		hash: "kernel", symmetric: "none", steer: "rps", gates: gatesFlag{gates: dissect.AllGates},
+		hash: "auto", symmetric: "none", steer: "rps", gates: gatesFlag{gates: dissect.AllGates},
 		ringSize: pipeline.DefaultRingSize, consumer: "fifo", serviceRate: "max", window: pipeline.DefaultWindow,
 		xdpMode: source.XDPNative, rxMode: source.RxAuto, xdpMetadata: true,
 	}
@@ -167,7 +168,7 @@ frame is accounted for: received = processed + each counted drop.`,
 	f.IntVar(&opts.batch, "batch", pipeline.DefaultBatch, "frames taken off a receive queue at once")
 	f.IntVar(&opts.workers, "workers", opts.workers, "workers (modelled CPUs)")
 	f.Var(&opts.cpus, "cpus", "pin worker i to the i-th CPU of this list (default: not pinned)")
-	f.Var(newChoiceFlag(&opts.hash, "kernel", "toeplitz"), "hash", "flow hash: skb_get_hash's SipHash, or the NIC's Toeplitz RSS hash")
+	f.Var(newChoiceFlag(&opts.hash, "auto", "kernel", "toeplitz", "device"), "hash", "flow hash: auto (AF_XDP's default: the device's hash where it covers the ports, as skb_get_hash keeps it, else the kernel's), kernel (skb_get_hash's SipHash, the default elsewhere), toeplitz (a NIC's RSS hash) or device (the device's hash always)")
 	f.Var(&opts.key, "hash-key", "kernel hash: SipHash key as 32 hex digits (default: a random key, logged)")
 	f.StringVar(&opts.rssKey, "rss-key", "", "toeplitz hash: RSS key, 40 or 52 bytes in hex (default: the Microsoft key)")
 	f.Var(newChoiceFlag(&opts.symmetric, "none", "xor", "sort"), "symmetric", "toeplitz hash: make it symmetric")
@@ -194,6 +195,7 @@ frame is accounted for: received = processed + each counted drop.`,
 	f.IntVar(&opts.frameSize, "frame-size", 0, "AF_XDP: bytes per UMEM frame, 2048 or 4096 (default 2048; 4096 for an MTU above 1500)")
 	f.IntVar(&opts.xdpRingSize, "xdp-ring-size", 0, "AF_XDP: fill and RX ring entries (default 2048)")
 	f.Var(newChoiceFlag(&opts.rxMode, source.RxModes...), "rx-mode", "AF_XDP: how a receive loop waits: spin, poll, or auto")
+	opts.device.addFlags(f)
 	f.BoolVar(&opts.xdpMetadata, "xdp-metadata", true, "AF_XDP: load the XDP metadata program (device hash, stripped VLAN tag, RX timestamp) where the device supports it")
 	return cmd
 }
@@ -210,6 +212,9 @@ func (o *runOptions) check(cmd *cobra.Command) error {
 		return errors.New("want exactly one source: --iface IF, --pcap FILE or --synthetic PROFILE (hint: --synthetic datacenter runs without a network)")
 	}
 	changed := cmd.Flags().Changed
+	if err := o.device.check(o, changed); err != nil {
+		return err
+	}
 	switch {
 	case o.iface != "" && (o.virtualClock || changed("virtual-queues") || changed("replay")):
 		return errors.New("--virtual-clock, --virtual-queues and --replay are for --pcap and --synthetic")
@@ -294,13 +299,18 @@ func (o *runOptions) setup(log *slog.Logger) (*runSetup, error) {
 	case "toeplitz":
 		s.steer.Hash = hash.KindToeplitz
 	default:
+		s.steer.Hash = map[hashChoice]hash.Kind{"auto": hash.KindAuto, "device": hash.KindDevice}[o.hash]
 		s.steer.Key = o.key.key
 		if !o.key.set {
 			s.steer.Key = hash.RandomKey()
 			log.Info("no --hash-key given, hashing with a random key", "hash_key", s.steer.Key.String())
 		}
 	}
-	if o.rssKey != "" {
+	if o.rssKey == deviceRSSKey {
+		if s.steer.RSSKey, err = readDeviceRSSKey(o.iface); err != nil {
+			return nil, err
+		}
+	} else if o.rssKey != "" {
 		if s.steer.RSSKey, err = hex.DecodeString(strings.ReplaceAll(o.rssKey, ":", "")); err != nil {
 			return nil, fmt.Errorf("--rss-key: want hex bytes such as 6d5a56da...: %w", err)
 		}
@@ -483,6 +493,7 @@ func runRun(cmd *cobra.Command, log *slog.Logger, o *runOptions) (err error) {
 		RingSize: o.ringSize, FlowLimit: o.flowLimit,
 		Consumer: o.consumer, ConsumerConfig: o.consumerCfg, ServiceRate: s.rate,
 		Virtual: o.virtualClock, Window: o.window, Batch: o.batch, Plan: &plan,
+		CheckDeviceHash: o.device.checkHash, WithholdVLANTag: o.device.withholdTag,
 	})
 	if err != nil {
 		return err
@@ -510,10 +521,14 @@ func runRun(cmd *cobra.Command, log *slog.Logger, o *runOptions) (err error) {
 		return runErr
 	}
 	writeRunSummary(cmd.OutOrStdout(), stats)
+	writeDeviceSummary(cmd.OutOrStdout(), stats)
 	if out != nil {
 		if err := writeRunStats(out, stats); err != nil {
 			return errors.Join(runErr, err)
 		}
+	}
+	if runErr == nil {
+		runErr = deviceHashVerdict(stats)
 	}
 	return runErr
 }

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/pflag"
+
+	"github.com/xdphash/xdphash/hash"
+	"github.com/xdphash/xdphash/internal/kernel"
+	"github.com/xdphash/xdphash/runstats"
+)
+
+// deviceOptions are xdphash run's flags about the device's metadata.
+type deviceOptions struct {
+	checkHash   bool // --check-device-hash
+	withholdTag bool // --withhold-vlan-tag
+}
+
+// deviceRSSKey is the --rss-key value that reads the interface's own key.
+const deviceRSSKey = "device"
+
+func (d *deviceOptions) addFlags(f *pflag.FlagSet) {
+	f.BoolVar(&d.checkHash, "check-device-hash", false, "AF_XDP: compare the device's hash of every frame that has one with xdphash's own (Toeplitz: equal; kernel: the same partition); exit status 1 on a conflict")
+	f.BoolVar(&d.withholdTag, "withhold-vlan-tag", false, "AF_XDP, debugging aid: dissect as if the device had not stripped a VLAN tag into the metadata (what a pipeline blind to it computes)")
+}
+
+// check validates the device flags and resolves --hash's default: auto for
+// AF_XDP, kernel for files and synthetic traffic, which carry no device
+// hash.
+func (d *deviceOptions) check(o *runOptions, changed func(string) bool) error {
+	if o.iface == "" {
+		switch {
+		case !changed("hash"):
+			o.hash = "kernel"
+		case o.hash == "auto" || o.hash == "device":
+			return fmt.Errorf("--hash %s takes the device's hash from AF_XDP's metadata: it is for --iface (hint: --hash kernel)", o.hash)
+		}
+		if d.checkHash || d.withholdTag || o.rssKey == deviceRSSKey {
+			return fmt.Errorf("--check-device-hash, --withhold-vlan-tag and --rss-key %s are for --iface", deviceRSSKey)
+		}
+	}
+	if d.checkHash && o.hash == "device" {
+		return fmt.Errorf("--check-device-hash compares the device's hash with xdphash's own: use it with --hash auto, kernel or toeplitz, not device")
+	}
+	return nil
+}
+
+// readDeviceRSSKey is the RSS key of iface, for --rss-key device.
+func readDeviceRSSKey(iface string) ([]byte, error) {
+	c, err := kernel.ReadRSS(iface)
+	if err != nil {
+		return nil, fmt.Errorf("--rss-key device: %w (hint: give the key in hex, as `ethtool -x %s` shows it)", err, iface)
+	}
+	if _, err := hash.NewToeplitz(c.Key); err != nil {
+		return nil, fmt.Errorf("--rss-key device: the key %s reports: %w", iface, err)
+	}
+	return c.Key, nil
+}
+
+// writeDeviceSummary prints the frames per hash source and the device-hash
+// check, when the run had either.
+func writeDeviceSummary(w io.Writer, st *runstats.RunStats) {
+	s := st.HashSources
+	if s.Device+s.None > 0 || st.Config.Hash == "auto" || st.Config.Hash == "device" {
+		fmt.Fprintf(w, "hash sources: device %d, kernel %d, toeplitz %d, none %d\n", s.Device, s.Kernel, s.Toeplitz, s.None)
+	}
+	if p := st.Config.XDPProgram; p != "" {
+		fmt.Fprintf(w, "xdp program: %s\n", p)
+	}
+	c := st.DeviceHash
+	if c == nil {
+		return
+	}
+	fmt.Fprintf(w, "device hash check (%s): %d frames, %d with a device hash, %d checked, %d conflicts\n",
+		c.Method, c.Frames, c.WithHash, c.Checked, c.Conflicts)
+	for _, x := range c.Samples {
+		fmt.Fprintf(w, "  conflict on queue %d: device hash %08x (%s), ours %08x, vlan tag %q, keys %s\n", x.Queue, x.DeviceHash, x.DeviceType, x.Hash, x.VLANTag, x.Keys)
+		if x.Other != nil {
+			fmt.Fprintf(w, "    earlier frame: device hash %08x (%s), ours %08x, vlan tag %q, keys %s\n", x.Other.DeviceHash, x.Other.DeviceType, x.Other.Hash, x.Other.VLANTag, x.Other.Keys)
+		}
+		fmt.Fprintf(w, "    frame %s\n", x.Frame)
+	}
+}
+
+// deviceHashVerdict is the run's exit status when the device-hash check found
+// conflicts: exitDivergence.
+func deviceHashVerdict(st *runstats.RunStats) error {
+	if c := st.DeviceHash; c != nil && c.Conflicts > 0 {
+		return &exitError{code: exitDivergence, err: fmt.Errorf("device hash check: %d of %d checked frames conflict with xdphash's hash", c.Conflicts, c.Checked)}
+	}
+	return nil
+}
