@@ -126,6 +126,10 @@ type EngineConfig struct {
 	// worker, for an offline check (see Sampler); nil samples nothing.
 	Sampler *Sampler
 
+	// Capture, when set, copies the first frames of the run with what the
+	// receive loops found (see Capture); nil captures nothing.
+	Capture *Capture
+
 	// CheckDeviceHash compares, for every frame with a device hash (from
 	// the XDP metadata), the device's hash with the steering's own
 	// (RunStats.DeviceHash).

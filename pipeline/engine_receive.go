@@ -198,6 +198,9 @@ func (r *receiver) process(b *source.Batch) {
 		if r.e.cfg.Sampler != nil {
 			r.e.cfg.Sampler.offer(r.index, frame, h, w, r.queue)
 		}
+		if c := r.e.cfg.Capture; c != nil {
+			r.captureFrame(c, b, i, arrival, h, hsrc, l4, path, w)
+		}
 		o := &r.out[w]
 		if o.n >= o.free {
 			if !r.virtual {

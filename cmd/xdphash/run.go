@@ -83,6 +83,8 @@ type runOptions struct {
 	rxMode      source.RxMode
 	xdpMetadata bool
 	device      deviceOptions
+	write       string // --write FILE.pcapng
+	writeCount  int
 }
 
 // cpuListFlag is --cpus: CPU numbers and ranges, "0,2-3".
@@ -196,6 +198,8 @@ frame is accounted for: received = processed + each counted drop.`,
 	f.IntVar(&opts.xdpRingSize, "xdp-ring-size", 0, "AF_XDP: fill and RX ring entries (default 2048)")
 	f.Var(newChoiceFlag(&opts.rxMode, source.RxModes...), "rx-mode", "AF_XDP: how a receive loop waits: spin, poll, or auto")
 	opts.device.addFlags(f)
+	f.StringVar(&opts.write, "write", "", "write the first frames, as received, to this pcapng file with each frame's queue, device hash and a comment with xdphash's hash, its source, worker, path and metadata VLAN tag")
+	f.IntVar(&opts.writeCount, "write-count", defaultWriteCount, fmt.Sprintf("--write: frames to write, at most %d", maxWriteCount))
 	f.BoolVar(&opts.xdpMetadata, "xdp-metadata", true, "AF_XDP: load the XDP metadata program (device hash, stripped VLAN tag, RX timestamp) where the device supports it")
 	return cmd
 }
@@ -214,6 +218,9 @@ func (o *runOptions) check(cmd *cobra.Command) error {
 	changed := cmd.Flags().Changed
 	if err := o.device.check(o, changed); err != nil {
 		return err
+	}
+	if changed("write-count") && o.write == "" || o.writeCount < 1 || o.writeCount > maxWriteCount {
+		return fmt.Errorf("--write-count %d: want 1 to %d, with --write", o.writeCount, maxWriteCount)
 	}
 	switch {
 	case o.iface != "" && (o.virtualClock || changed("virtual-queues") || changed("replay")):
@@ -470,6 +477,11 @@ func runRun(cmd *cobra.Command, log *slog.Logger, o *runOptions) (err error) {
 		}
 		defer out.Abort()
 	}
+	rw, err := o.prepareWrite()
+	if err != nil {
+		return err
+	}
+	defer rw.abort() // on the error paths
 	src, plan, err := o.openSource(s, log)
 	if err != nil {
 		return err
@@ -493,7 +505,7 @@ func runRun(cmd *cobra.Command, log *slog.Logger, o *runOptions) (err error) {
 		RingSize: o.ringSize, FlowLimit: o.flowLimit,
 		Consumer: o.consumer, ConsumerConfig: o.consumerCfg, ServiceRate: s.rate,
 		Virtual: o.virtualClock, Window: o.window, Batch: o.batch, Plan: &plan,
-		CheckDeviceHash: o.device.checkHash, WithholdVLANTag: o.device.withholdTag,
+		CheckDeviceHash: o.device.checkHash, WithholdVLANTag: o.device.withholdTag, Capture: rw.engineCapture(),
 	})
 	if err != nil {
 		return err
@@ -513,6 +525,9 @@ func runRun(cmd *cobra.Command, log *slog.Logger, o *runOptions) (err error) {
 		}
 		log.Info("serving metrics", "url", "http://"+addr+"/metrics")
 	}
+	if err := rw.start(name); err != nil {
+		return err
+	}
 	stopStatus := startStatus(cmd.ErrOrStderr(), engine)
 	log.Debug("run", "source", name, "queues", len(src.Queues()), "workers", o.workers, "consumer", o.consumer)
 	stats, runErr := engine.Run(ctx)
@@ -522,6 +537,9 @@ func runRun(cmd *cobra.Command, log *slog.Logger, o *runOptions) (err error) {
 	}
 	writeRunSummary(cmd.OutOrStdout(), stats)
 	writeDeviceSummary(cmd.OutOrStdout(), stats)
+	if err := rw.finish(cmd.OutOrStdout()); err != nil {
+		runErr = errors.Join(runErr, err)
+	}
 	if out != nil {
 		if err := writeRunStats(out, stats); err != nil {
 			return errors.Join(runErr, err)
