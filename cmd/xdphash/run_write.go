@@ -3,8 +3,8 @@ package main
 import (
 	"encoding/binary"
 	"errors"
-	"io"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
