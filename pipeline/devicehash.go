@@ -22,6 +22,22 @@ type deviceState struct {
 	sources     [hash.NumSources]uint64
 	check       *deviceCheck // nil without CheckDeviceHash
 	none        kernel.XDPMetadata
+	// tsOffset maps the device's RX timestamps onto the run's clock (see
+	// arrival); anchored once a timestamp was seen.
+	tsOffset int64
+	anchored bool
+}
+
+// arrival is the arrival on the run's clock of a frame the device stamped
+// ts, taken off the source at now, after an arrival of last: the device's
+// clock moved by the smallest delay seen between a stamp and its batch, so
+// that the device's spacing of the frames is kept (CoDel's sojourn starts at
+// the device) and no arrival lies after its batch or before the one before.
+func (d *deviceState) arrival(ts uint64, now, last int64) int64 {
+	if delay := now - int64(ts); !d.anchored || delay < d.tsOffset {
+		d.tsOffset, d.anchored = delay, true
+	}
+	return max(int64(ts)+d.tsOffset, last)
 }
 
 func newDeviceState(cfg *EngineConfig, steer *hash.Steering, queue int) deviceState {

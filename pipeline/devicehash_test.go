@@ -155,3 +155,25 @@ func TestCaptureAllocs(t *testing.T) {
 		t.Errorf("first captured frame %+v, want the device hash 7, the metadata tag and the whole frame", first)
 	}
 }
+
+// TestDeviceArrival: frames the device stamped keep the device's spacing on
+// the run's clock, never after their batch nor before the frame before.
+func TestDeviceArrival(t *testing.T) {
+	var d deviceState
+	tests := []struct {
+		name        string
+		ts          uint64
+		now, last   int64
+		wantArrival int64
+	}{
+		{"first anchors at its batch", 1_000_000, 5000, 0, 5000},
+		{"spacing kept", 1_000_700, 6000, 5000, 5700},
+		{"a smaller delay moves the anchor", 1_002_000, 6500, 5700, 6500},
+		{"never before the last", 1_001_000, 7000, 6500, 6500},
+	}
+	for _, tt := range tests {
+		if got := d.arrival(tt.ts, tt.now, tt.last); got != tt.wantArrival {
+			t.Errorf("%s: arrival(%d, %d, %d) = %d, want %d", tt.name, tt.ts, tt.now, tt.last, got, tt.wantArrival)
+		}
+	}
+}

@@ -172,6 +172,9 @@ func (r *receiver) process(b *source.Batch) {
 			arrival = max(b.Arrival[i], r.last)
 			r.closeWindows(arrival)
 		}
+		if !r.virtual && i < len(b.Meta) && b.Meta[i].HasTimestamp() {
+			arrival = r.dev.arrival(b.Meta[i].Timestamp, now, r.last)
+		}
 		r.last = arrival
 		wireLen := b.WireLen[i]
 		r.frames++
