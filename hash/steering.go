@@ -65,6 +65,10 @@ type SteerConfig struct {
 	Steer       SteerKind
 	RETASize    int   // SteerRETA's table size, a power of two; 0 means DefaultRETASize
 	RETAWeights []int // SteerRETA's per-worker weights (ethtool -X weight); nil means round robin
+	// RETATable, when set, is SteerRETA's table itself (a device's, from
+	// kernel.ReadRSS), entries being workers; RETASize and RETAWeights are
+	// then unused.
+	RETATable []uint32
 }
 
 // Steering hashes dissected keys and picks a worker for the hash. Its methods
@@ -120,6 +124,9 @@ func NewSteering(cfg SteerConfig) (*Steering, error) {
 		s.rps = m
 	case SteerRETA:
 		r, err := NewRETA(cfg.RETASize, cfg.Workers, cfg.RETAWeights)
+		if cfg.RETATable != nil {
+			r, err = NewRETAFromTable(cfg.RETATable, cfg.Workers)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("create steering: %w (hint: --reta-weights takes one weight per worker)", err)
 		}

@@ -328,6 +328,11 @@ func (o *runOptions) setup(log *slog.Logger) (*runSetup, error) {
 	s.steer.Symmetry = map[symmetricChoice]hash.Symmetry{"none": hash.SymmetricNone, "xor": hash.SymmetricXOR, "sort": hash.SymmetricSort}[o.symmetric]
 	if o.steer == "reta" {
 		s.steer.Steer = hash.SteerRETA
+		if o.device.retaTable == "device" {
+			if s.steer.RETATable, err = readDeviceRETA(o.iface); err != nil {
+				return nil, err
+			}
+		}
 		if o.retaWeights != "" {
 			for w := range strings.SplitSeq(o.retaWeights, ",") {
 				n, err := strconv.Atoi(strings.TrimSpace(w))

@@ -13,8 +13,9 @@ import (
 
 // deviceOptions are xdphash run's flags about the device's metadata.
 type deviceOptions struct {
-	checkHash   bool // --check-device-hash
-	withholdTag bool // --withhold-vlan-tag
+	checkHash   bool   // --check-device-hash
+	withholdTag bool   // --withhold-vlan-tag
+	retaTable   string // --reta-table: "" or "device"
 }
 
 // deviceRSSKey is the --rss-key value that reads the interface's own key.
@@ -22,6 +23,7 @@ const deviceRSSKey = "device"
 
 func (d *deviceOptions) addFlags(f *pflag.FlagSet) {
 	f.BoolVar(&d.checkHash, "check-device-hash", false, "AF_XDP: compare the device's hash of every frame that has one with xdphash's own (Toeplitz: equal; kernel: the same partition); exit status 1 on a conflict")
+	f.StringVar(&d.retaTable, "reta-table", "", "reta steering: \"device\" steers by the interface's own RSS indirection table (ethtool -x), its queues being the workers")
 	f.BoolVar(&d.withholdTag, "withhold-vlan-tag", false, "AF_XDP, debugging aid: dissect as if the device had not stripped a VLAN tag into the metadata (what a pipeline blind to it computes)")
 }
 
@@ -40,6 +42,12 @@ func (d *deviceOptions) check(o *runOptions, changed func(string) bool) error {
 			return fmt.Errorf("--check-device-hash, --withhold-vlan-tag and --rss-key %s are for --iface", deviceRSSKey)
 		}
 	}
+	switch {
+	case d.retaTable != "" && d.retaTable != "device":
+		return fmt.Errorf("--reta-table %q: want device", d.retaTable)
+	case d.retaTable != "" && (o.iface == "" || o.steer != "reta" || o.retaWeights != ""):
+		return fmt.Errorf("--reta-table device is for --iface with --steer reta, without --reta-weights")
+	}
 	if d.checkHash && o.hash == "device" {
 		return fmt.Errorf("--check-device-hash compares the device's hash with xdphash's own: use it with --hash auto, kernel or toeplitz, not device")
 	}
@@ -56,6 +64,19 @@ func readDeviceRSSKey(iface string) ([]byte, error) {
 		return nil, fmt.Errorf("--rss-key device: the key %s reports: %w", iface, err)
 	}
 	return c.Key, nil
+}
+
+// readDeviceRETA is the RSS indirection table of iface, for --reta-table
+// device.
+func readDeviceRETA(iface string) ([]uint32, error) {
+	c, err := kernel.ReadRSS(iface)
+	if err != nil {
+		return nil, fmt.Errorf("--reta-table device: %w (hint: --reta-weights models a table)", err)
+	}
+	if len(c.Indirection) == 0 {
+		return nil, fmt.Errorf("--reta-table device: %s reports no indirection table", iface)
+	}
+	return c.Indirection, nil
 }
 
 // writeDeviceSummary prints the frames per hash source and the device-hash

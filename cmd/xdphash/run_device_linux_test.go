@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -165,5 +166,24 @@ func TestRunCheckDeviceHash(t *testing.T) {
 				t.Errorf("hash sources %+v for %d frames", st.HashSources, sent)
 			}
 		})
+	}
+}
+
+// TestRunDeviceRSSOnVeth: veth has no RSS key or table to read, and
+// --rss-key device and --reta-table device say so before anything is
+// attached.
+func TestRunDeviceRSSOnVeth(t *testing.T) {
+	lab := vethlab.ForTest(t, vethlab.Config{Queues: 1})
+	for _, args := range [][]string{
+		{"--hash", "toeplitz", "--rss-key", "device"},
+		{"--steer", "reta", "--reta-table", "device"},
+	} {
+		_, stderr, code := runXdphash(t, nil, append([]string{"run", "--iface", lab.Host, "--duration", "1s"}, args...)...)
+		if code != exitFailure || !strings.Contains(stderr, "not supported") || !strings.Contains(stderr, "hint:") {
+			t.Errorf("%v on veth: exit %d, stderr %q; want exit %d and a not-supported error with a hint", args, code, stderr, exitFailure)
+		}
+		if xdpAttached(t, lab.Host) {
+			t.Errorf("%v: an XDP program is attached to %s", args, lab.Host)
+		}
 	}
 }

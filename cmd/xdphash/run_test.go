@@ -156,6 +156,8 @@ func TestRunUsageErrors(t *testing.T) {
 		{"frame size offline", []string{"--synthetic", "datacenter", "--frame-size", "4096"}, "are for --iface"},
 		{"device hash offline", []string{"--synthetic", "datacenter", "--hash", "device"}, "it is for --iface"},
 		{"check device hash offline", []string{"--pcap", "x.pcap", "--check-device-hash"}, "are for --iface"},
+		{"reta table offline", []string{"--synthetic", "datacenter", "--steer", "reta", "--reta-table", "device"}, "is for --iface with --steer reta"},
+		{"reta table not device", []string{"--iface", "lo", "--steer", "reta", "--reta-table", "0,1"}, `--reta-table "0,1": want device`},
 		{"check device hash against itself", []string{"--iface", "lo", "--hash", "device", "--check-device-hash"}, "not device"},
 	}
 	for _, tt := range tests {
