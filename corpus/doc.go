@@ -34,6 +34,12 @@
 // header, which adds no flow key. TIPC link keep-alives get a random key in
 // the kernel and are left out.
 //
+// # Metadata VLAN tags
+//
+// MetadataTags are the tags every frame is also checked with as if a device
+// had stripped them into the skb's metadata (none, 802.1Q, 802.1AD), and
+// InsertTag puts such a tag back in line, the frame as it was on the wire.
+//
 // # Random mutation
 //
 // Mutate applies one random, mostly single-field change (a bit flip, a byte

@@ -117,12 +117,12 @@ func DissectFrameTagged(keys *FlowKeys, frame []byte, tag VLANTag, flags Flags) 
 
 // DissectFrameTagged is the Dissector's DissectFrame for a frame received
 // with tag in its metadata; the zero tag is DissectFrame, at the price of one
-// call more (a loop that knows its frames are untagged calls DissectFrame). A tagged frame is
-// of the vlan class when no tag follows in the frame, and of the qinq class
-// otherwise. The vlan fast path covers the metadata tag in front of
-// Ethernet, IPv4 or IPv6 and TCP/UDP (an IPv6 flow-label stop too), the
-// keys of the same frame with the tag in line; every other tagged frame runs
-// the slow path.
+// call more (a loop that knows its frames are untagged calls DissectFrame).
+// A tagged frame is of the vlan class when no tag follows in the frame, and
+// of the qinq class otherwise. The vlan fast path covers the metadata tag in
+// front of Ethernet, IPv4 or IPv6 and TCP/UDP (an IPv6 flow-label stop too):
+// the keys of the same frame with the tag in line. Every other tagged frame
+// runs the slow path.
 func (d *Dissector) DissectFrameTagged(keys *FlowKeys, frame []byte, tag VLANTag) (bool, Path) {
 	if tag.IsZero() {
 		return d.DissectFrame(keys, frame)
@@ -166,7 +166,7 @@ func (d *Dissector) dissectTagged(keys *FlowKeys, frame []byte, tag VLANTag) (bo
 }
 
 // fastHWTag is the vlan shape with the tag in the metadata: an untagged
-// eth_ip frame the eth_ip fast path takes, behind a 802.1Q or 802.1AD tag.
+// eth_ip frame the eth_ip fast path takes, behind an 802.1Q or 802.1AD tag.
 // The slow path's hw-tag step writes the VLAN key and goes on at the frame's
 // ethertype without moving nhoff, so the keys are the eth_ip keys and the
 // VLAN key; the re-dispatch the tag costs does not matter to a shape this
