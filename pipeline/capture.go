@@ -99,12 +99,9 @@ func (r *receiver) captureFrame(c *Capture, b *source.Batch, i int, arrival int6
 	f.Data = f.buf[:copy(f.buf, frame)]
 	f.WireLen, f.Arrival, f.Queue, f.Worker = b.WireLen[i], arrival, r.queue, w
 	f.Hash, f.Source, f.L4, f.Path = h, src, l4, path
-	f.Meta, f.Tag = kernel.XDPMetadata{}, dissect.VLANTag{}
+	f.Meta, f.Tag = kernel.XDPMetadata{}, r.dev.tag(b, i)
 	if i < len(b.Meta) {
 		f.Meta = b.Meta[i]
-		if f.Meta.HasVLAN() && !r.dev.withholdTag {
-			f.Tag = dissect.VLANTag{TPID: f.Meta.VLANProto, TCI: f.Meta.VLANTCI}
-		}
 	}
 	c.out <- f // never blocks: out holds every slot
 }

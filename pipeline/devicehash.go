@@ -8,6 +8,7 @@ import (
 	"github.com/xdphash/xdphash/dissect"
 	"github.com/xdphash/xdphash/hash"
 	"github.com/xdphash/xdphash/internal/kernel"
+	"github.com/xdphash/xdphash/pipeline/source"
 	"github.com/xdphash/xdphash/runstats"
 )
 
@@ -59,6 +60,15 @@ type devicePub struct {
 	frames, withHash, checked, conflict atomic.Uint64
 	samplesMu                           sync.Mutex
 	samples                             []runstats.DeviceHashConflict // guarded by samplesMu
+}
+
+// tag is the metadata VLAN tag frame i of b was dissected with: the zero tag
+// without one, or when it is withheld.
+func (d *deviceState) tag(b *source.Batch, i int) dissect.VLANTag {
+	if i >= len(b.Meta) || !b.Meta[i].HasVLAN() || d.withholdTag {
+		return dissect.VLANTag{}
+	}
+	return dissect.VLANTag{TPID: b.Meta[i].VLANProto, TCI: b.Meta[i].VLANTCI}
 }
 
 // hashMeta dissects and hashes a frame that came with device metadata m (the

@@ -199,7 +199,7 @@ func (r *receiver) process(b *source.Batch) {
 		r.dev.sources[hsrc]++
 		w := r.steer.Worker(h, r.queue)
 		if r.e.cfg.Sampler != nil {
-			r.e.cfg.Sampler.offer(r.index, frame, h, w, r.queue)
+			r.e.cfg.Sampler.offer(r.index, frame, r.dev.tag(b, i), h, w, r.queue)
 		}
 		if c := r.e.cfg.Capture; c != nil {
 			r.captureFrame(c, b, i, arrival, h, hsrc, l4, path, w)

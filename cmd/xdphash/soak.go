@@ -67,6 +67,9 @@ when every check holds, 1 otherwise. Needs root.`,
 			if !cmd.Flags().Changed("mode") {
 				opts.cfg.Mode = "" // xdp where the kernel has live frames, else afxdp
 			}
+			if opts.cfg.CheckDevice && !cmd.Flags().Changed("profile") {
+				opts.cfg.Profile = "tunnels" // the default's VLAN frames cannot pass through AF_PACKET unchanged
+			}
 			opts.cfg.Rate = opts.rate.pps
 			if opts.out == "" {
 				opts.out = "xdphash-soak-" + time.Now().Format("20060102-150405")
@@ -90,6 +93,7 @@ when every check holds, 1 otherwise. Needs root.`,
 	f.Var(newChoiceFlag(&opts.cfg.Mode, pktgen.Modes[:3]...), "mode", "generator mode (unset: xdp where the kernel has live frames, else afxdp)")
 	f.IntVar(&opts.cfg.RingSize, "ring-size", opts.cfg.RingSize, "netdev_max_backlog of each receive queue -> worker ring")
 	f.IntVar(&opts.cfg.Threads, "threads", 0, "generator threads, one per CPU (default: one per queue, as far as there are CPUs)")
+	f.BoolVar(&opts.cfg.CheckDevice, "check-device", false, "check every frame against the kernel's own hash: the generator sends through AF_PACKET and the qdisc, every other frame with a hardware VLAN tag, and the run compares each device hash with its own")
 	return cmd
 }
 
