@@ -503,6 +503,7 @@ func runRun(cmd *cobra.Command, log *slog.Logger, o *runOptions) (err error) {
 	if p := src.Info().XDPProgram; p != "" {
 		log.Info("xdp program", "program", p)
 	}
+	warnNoMetadata(log, o, src.Info())
 
 	engine, err := pipeline.NewEngine(pipeline.EngineConfig{
 		Source: src, Steering: s.steer,

@@ -3,11 +3,13 @@ package main
 import (
 	"fmt"
 	"io"
+	"log/slog"
 
 	"github.com/spf13/pflag"
 
 	"github.com/xdphash/xdphash/hash"
 	"github.com/xdphash/xdphash/internal/kernel"
+	"github.com/xdphash/xdphash/pipeline/source"
 	"github.com/xdphash/xdphash/runstats"
 )
 
@@ -111,4 +113,21 @@ func deviceHashVerdict(st *runstats.RunStats) error {
 		return &exitError{code: exitDivergence, err: fmt.Errorf("device hash check: %d of %d checked frames conflict with xdphash's hash", c.Conflicts, c.Checked)}
 	}
 	return nil
+}
+
+// warnNoMetadata says what the device flags do when the source hands no
+// device metadata (the plain XDP program): --hash auto computes every hash,
+// --hash device has none, and the check has nothing to compare.
+func warnNoMetadata(log *slog.Logger, o *runOptions, info source.Info) {
+	if o.iface == "" || info.Metadata {
+		return
+	}
+	switch {
+	case o.hash == "device":
+		log.Warn("no device metadata: every frame hashes to 0 (hash source none)", "xdp_program", info.XDPProgram)
+	case o.device.checkHash:
+		log.Warn("no device metadata: the device-hash check has no frame to compare", "xdp_program", info.XDPProgram)
+	case o.hash == "auto":
+		log.Info("no device metadata: --hash auto computes the kernel's hash of every frame", "xdp_program", info.XDPProgram)
+	}
 }
