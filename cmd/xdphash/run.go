@@ -138,6 +138,16 @@ Sources (exactly one):
                       or a YAML file; --synthetic-flows overrides its flows,
                       --count frames
 
+On an interface whose driver gives XDP RX metadata (veth, mlx5, ice, ...;
+native mode), each frame comes with the device's hash, the VLAN tag the
+device stripped, and its RX timestamp: the tag goes into the keys as the
+kernel's dissector puts it there, and --hash auto (the default for --iface)
+steers by the device's hash where it covers the ports, as skb_get_hash does,
+else by the kernel's SipHash (--hash device: the device's always).
+--check-device-hash compares every device hash with xdphash's own (exit
+status 1 on a conflict); --write FILE.pcapng keeps the first frames with
+their queue, device hash and what xdphash made of them.
+
 --virtual-clock times a file or synthetic run by the frames' own stamps rather
 than the wall clock: the run goes as fast as the machine allows and, with one
 queue and no --flow-limit, gives the same report every time.
