@@ -158,6 +158,7 @@ func expect(tb testing.TB, frames [][]byte, workers int) map[queues.Record]expec
 		var e expected
 		e.rec.FromKeys(&keys)
 		e.rec.Hash, e.rec.L4 = kern.Hash(&keys)
+		e.rec.HashSource = hash.SourceKernel
 		e.rec.Len = uint32(len(f))
 		if e.worker = rps.CPU(e.rec.Hash); e.worker < 0 {
 			tb.Fatalf("frame %d hashes to 0, which steers nowhere", i)

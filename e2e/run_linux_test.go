@@ -53,7 +53,8 @@ func TestRunKilled(t *testing.T) {
 // exits 0 with an --out file whose accounting adds up: every frame sent was
 // received (or dropped by the kernel, and counted), each was processed, and
 // each worker got exactly the frames whose hash, with the run's key, selects
-// it.
+// it (--hash kernel: auto, the default on an interface, would steer by the
+// device's hash, which on veth is the kernel's with its own key).
 func TestRunInterrupted(t *testing.T) {
 	lab := xdptest.NewLab(t, vethlab.Config{Queues: 2})
 	frames, err := Frames(lab.HostMAC, rounds)
@@ -67,7 +68,7 @@ func TestRunInterrupted(t *testing.T) {
 	}
 	out := filepath.Join(t.TempDir(), "run.json")
 	c := startXdphash(t, "run", "--verbose", "--iface", lab.Host, "--queues", "all", "--workers", "2",
-		"--hash-key", testKey.String(), "--rx-mode", "poll", "--out", out, "--metrics-addr", "127.0.0.1:0")
+		"--hash", "kernel", "--hash-key", testKey.String(), "--rx-mode", "poll", "--out", out, "--metrics-addr", "127.0.0.1:0")
 	c.waitRunning(t, lab)
 	xdptest.Send(t, lab, frames)
 	// The frames the command has not taken off its rings when the signal

@@ -129,3 +129,21 @@ func (r *RETA) Table() []int {
 func (r *RETA) Queue(hash uint32) int {
 	return int(r.table[hash&r.mask])
 }
+
+// NewRETAFromTable returns the indirection table whose entries are table's,
+// as "ethtool -x DEV" lists a device's (kernel.ReadRSS): a power-of-two size
+// up to the bound NewRETA takes, every entry a queue below queues.
+func NewRETAFromTable(table []uint32, queues int) (*RETA, error) {
+	size := len(table)
+	if size == 0 || size > maxRETASize || size&(size-1) != 0 {
+		return nil, fmt.Errorf("create RETA: %w: a table of %d entries, want a power of two up to %d", ErrRETA, size, maxRETASize)
+	}
+	r := &RETA{table: make([]uint16, size), mask: uint32(size - 1)}
+	for i, q := range table {
+		if q >= uint32(queues) {
+			return nil, fmt.Errorf("create RETA: %w: entry %d is queue %d, and there are %d queues", ErrRETA, i, q, queues)
+		}
+		r.table[i] = uint16(q)
+	}
+	return r, nil
+}

@@ -166,3 +166,28 @@ func TestSteerAllocs(t *testing.T) {
 		t.Errorf("CPU and Queue allocate %v times per call", n)
 	}
 }
+
+func TestNewRETAFromTable(t *testing.T) {
+	r, err := NewRETAFromTable([]uint32{0, 1, 1, 0}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for h, want := range []int{0, 1, 1, 0, 0, 1} {
+		if got := r.Queue(uint32(h)); got != want {
+			t.Errorf("Queue(%d) = %d, want %d", h, got, want)
+		}
+	}
+	for _, tt := range []struct {
+		name   string
+		table  []uint32
+		queues int
+	}{
+		{"empty", nil, 2},
+		{"not a power of two", []uint32{0, 1, 0}, 2},
+		{"queue out of range", []uint32{0, 2}, 2},
+	} {
+		if _, err := NewRETAFromTable(tt.table, tt.queues); !errors.Is(err, ErrRETA) {
+			t.Errorf("%s: err %v, want ErrRETA", tt.name, err)
+		}
+	}
+}

@@ -15,11 +15,21 @@ const (
 	// KindToeplitz is the NIC's RSS hash, which the driver hands the kernel
 	// as skb->hash so that RPS uses it instead of computing its own.
 	KindToeplitz
+	// KindAuto is skb_get_hash on a host whose device gives a hash: the
+	// device's hash when it covers the ports (the kernel keeps it as
+	// skb->hash with l4_hash set), the kernel's SipHash otherwise
+	// (Steering.HashDevice).
+	KindAuto
+	// KindDevice is the device's hash, whatever it covers; a frame without
+	// one hashes to 0 (Steering.HashDevice).
+	KindDevice
 )
 
+var kindNames = [...]string{KindKernel: "kernel", KindToeplitz: "toeplitz", KindAuto: "auto", KindDevice: "device"}
+
 func (k Kind) String() string {
-	if k == KindToeplitz {
-		return "toeplitz"
+	if int(k) < len(kindNames) {
+		return kindNames[k]
 	}
 	return "kernel"
 }
@@ -55,6 +65,10 @@ type SteerConfig struct {
 	Steer       SteerKind
 	RETASize    int   // SteerRETA's table size, a power of two; 0 means DefaultRETASize
 	RETAWeights []int // SteerRETA's per-worker weights (ethtool -X weight); nil means round robin
+	// RETATable, when set, is SteerRETA's table itself (a device's, from
+	// kernel.ReadRSS), entries being workers; RETASize and RETAWeights are
+	// then unused.
+	RETATable []uint32
 }
 
 // Steering hashes dissected keys and picks a worker for the hash. Its methods
@@ -78,7 +92,9 @@ func NewSteering(cfg SteerConfig) (*Steering, error) {
 	}
 	s := &Steering{hashKind: cfg.Hash, sym: cfg.Symmetry, steer: cfg.Steer, workers: cfg.Workers}
 	switch cfg.Hash {
-	case KindKernel:
+	case KindKernel, KindAuto, KindDevice:
+		// Auto and device compute the kernel's hash where the device gave
+		// none (auto) and for the device-hash check.
 		s.kernel = NewKernel(cfg.Key)
 	case KindToeplitz:
 		key := cfg.RSSKey
@@ -108,6 +124,9 @@ func NewSteering(cfg SteerConfig) (*Steering, error) {
 		s.rps = m
 	case SteerRETA:
 		r, err := NewRETA(cfg.RETASize, cfg.Workers, cfg.RETAWeights)
+		if cfg.RETATable != nil {
+			r, err = NewRETAFromTable(cfg.RETATable, cfg.Workers)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("create steering: %w (hint: --reta-weights takes one weight per worker)", err)
 		}
@@ -121,9 +140,11 @@ func NewSteering(cfg SteerConfig) (*Steering, error) {
 // Hash returns keys' flow hash and whether it covers the transport ports
 // (skb->l4_hash). For KindToeplitz the ports are hashed, as NICs hash them
 // by default, for unfragmented TCP and UDP only, and l4 says so; keys without
-// IP addresses hash to 0, for which NICs report no hash.
+// IP addresses hash to 0, for which NICs report no hash. KindAuto and
+// KindDevice compute the kernel's hash here; HashDevice chooses between it and
+// the device's.
 func (s *Steering) Hash(keys *dissect.FlowKeys) (h uint32, l4 bool) {
-	if s.hashKind == KindKernel {
+	if s.hashKind != KindToeplitz {
 		return s.kernel.Hash(keys)
 	}
 	withPorts := nicHashesPorts(keys)

@@ -108,7 +108,7 @@ func NewCollector(snapshot func() *runstats.RunStats) *Collector {
 
 // Describe sends the descriptors of every metric.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{rxPackets, rxBytes, workerPackets, workerBytes, served, backlog, ceMarks, drops, dissected, jain} {
+	for _, d := range []*prometheus.Desc{rxPackets, rxBytes, workerPackets, workerBytes, served, backlog, ceMarks, drops, dissected, jain, hashSource, deviceCheck} {
 		ch <- d
 	}
 }
@@ -157,6 +157,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		counter(dissected, sc.Slow, s.String(), "slow")
 	}
 	counter(dissected, st.Shapes.Other, "other", "slow")
+	collectDevice(st, counter)
 }
 
 // Serve serves the metrics of snapshot on http://addr/metrics until ctx is

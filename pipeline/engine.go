@@ -129,6 +129,20 @@ type EngineConfig struct {
 	// Sampler, when set, copies 1 in N hashed frames with their hash and
 	// worker, for an offline check (see Sampler); nil samples nothing.
 	Sampler *Sampler
+
+	// Capture, when set, copies the first frames of the run with what the
+	// receive loops found (see Capture); nil captures nothing.
+	Capture *Capture
+
+	// CheckDeviceHash compares, for every frame with a device hash (from
+	// the XDP metadata), the device's hash with the steering's own
+	// (RunStats.DeviceHash).
+	CheckDeviceHash bool
+	// WithholdVLANTag dissects every frame as if the device had given no
+	// VLAN tag in its metadata: a debugging aid that shows what a pipeline
+	// blind to stripped tags computes (--check-device-hash then reports
+	// the tagged frames as conflicts).
+	WithholdVLANTag bool
 }
 
 // Engine runs the receive side: one receive loop per receive queue, which
@@ -336,6 +350,7 @@ func (e *Engine) Stats() *runstats.RunStats {
 		wk.mu.Unlock()
 	}
 	st.Account()
+	e.deviceStats(st)
 	return st
 }
 
@@ -359,6 +374,7 @@ func (e *Engine) runConfig() runstats.RunConfig {
 		WindowNs:    int64(cfg.Window),
 		CPUPlan:     e.plan.String(),
 		QueueSpread: cfg.QueueSpread,
+		XDPProgram:  e.info.XDPProgram,
 	}
 	if cfg.Auto {
 		c.Gates = "auto"
@@ -366,7 +382,7 @@ func (e *Engine) runConfig() runstats.RunConfig {
 	switch cfg.Steering.Hash {
 	case hash.KindToeplitz:
 		c.Symmetric = cfg.Steering.Symmetry.String()
-	case hash.KindKernel:
+	case hash.KindKernel, hash.KindAuto, hash.KindDevice:
 		c.HashKey = cfg.Steering.Key.String()
 	}
 	if cfg.Consumer != "fifo" {

@@ -40,6 +40,7 @@ type receiver struct {
 
 	frames, bytes uint64
 	steered       []uint64 // per worker: records committed to its ring
+	dev           deviceState
 
 	// The cumulative counters at the end of each window.
 	win windowLog[recvSnap]
@@ -69,6 +70,7 @@ type recvCounters struct {
 	// per frame.
 	shapesMu sync.Mutex
 	shapes   dissect.Counters
+	dev      devicePub
 }
 
 // recvSnap is a receive loop's cumulative counters at a window's end.
@@ -97,6 +99,7 @@ func newReceiver(e *Engine, index int, src source.QueueSource) *receiver {
 		win:        newWindowLog[recvSnap](int64(cfg.Window)),
 		steered:    make([]uint64, len(e.workers)),
 		maxBacklog: cfg.RingSize,
+		dev:        newDeviceState(cfg, e.steer, src.Queue()),
 	}
 	capacity := float64(e.workers[0].rings[index].Cap())
 	r.ownStepAt, r.otherStepAt = int(capacity*e.plan.OwnStepAt), int(capacity*e.plan.OtherStepAt)
@@ -170,16 +173,37 @@ func (r *receiver) process(b *source.Batch) {
 			arrival = max(b.Arrival[i], r.last)
 			r.closeWindows(arrival)
 		}
+		if !r.virtual && i < len(b.Meta) && b.Meta[i].HasTimestamp() {
+			arrival = r.dev.arrival(b.Meta[i].Timestamp, now, r.last)
+		}
 		r.last = arrival
 		wireLen := b.WireLen[i]
 		r.frames++
 		r.bytes += uint64(wireLen)
 
-		_, path := r.d.DissectFrame(&r.keys, frame)
-		h, l4 := r.steer.Hash(&r.keys)
+		var (
+			path dissect.Path
+			h    uint32
+			l4   bool
+			hsrc = r.dev.own
+		)
+		if len(b.Meta) == 0 && r.dev.plain {
+			_, path = r.d.DissectFrame(&r.keys, frame)
+			h, l4 = r.steer.Hash(&r.keys)
+		} else {
+			meta := &r.dev.none
+			if len(b.Meta) > i {
+				meta = &b.Meta[i]
+			}
+			path, h, l4, hsrc = r.hashMeta(frame, meta)
+		}
+		r.dev.sources[hsrc]++
 		w := r.steer.Worker(h, r.queue)
 		if r.e.cfg.Sampler != nil {
-			r.e.cfg.Sampler.offer(r.index, frame, h, w, r.queue)
+			r.e.cfg.Sampler.offer(r.index, frame, r.dev.tag(b, i), h, w, r.queue)
+		}
+		if c := r.e.cfg.Capture; c != nil {
+			r.captureFrame(c, b, i, arrival, h, hsrc, l4, path, w)
 		}
 		o := &r.out[w]
 		if o.n >= o.free {
@@ -198,7 +222,7 @@ func (r *receiver) process(b *source.Batch) {
 		rec := o.ring.Slot(o.n)
 		o.n++
 		rec.FromKeys(&r.keys)
-		rec.Hash, rec.L4, rec.Path = h, l4, path
+		rec.Hash, rec.L4, rec.Path, rec.HashSource = h, l4, path, hsrc
 		rec.Len, rec.Arrival, rec.Queue = uint32(wireLen), arrival, uint16(r.queue)
 	}
 	behind := r.commit()
@@ -305,6 +329,7 @@ func (r *receiver) publish() {
 		r.pub.drops[w].limited.Store(o.limited)
 		r.pub.steered[w].Store(r.steered[w])
 	}
+	r.publishDevice()
 	c := r.d.Counters()
 	r.pub.shapesMu.Lock()
 	r.pub.shapes = c

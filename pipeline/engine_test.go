@@ -76,7 +76,7 @@ func (q *oracleQueue) Receive(b *source.Batch) error {
 		r.FromKeys(&keys)
 		r.Hash, r.L4, r.Len, r.Queue = 0, false, uint32(b.WireLen[i]), uint16(q.Queue())
 		h, l4, w := q.want(f)
-		r.Hash, r.L4 = h, l4
+		r.Hash, r.L4, r.HashSource = h, l4, hash.SourceKernel // the oracle is the kernel hash
 		q.frames = append(q.frames, expected{rec: r, worker: w})
 	}
 	if err != nil && q.atEOF != nil {

@@ -1,6 +1,10 @@
 package pipeline
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/xdphash/xdphash/dissect"
+)
 
 // Defaults of SamplerConfig.
 const (
@@ -36,6 +40,9 @@ type Sample struct {
 	// Truncated says when the frame was longer.
 	Frame     []byte
 	Truncated bool
+	// Tag is the metadata VLAN tag the frame was dissected with (the zero
+	// tag for none): re-dissect it with dissect.DissectFrameTagged.
+	Tag dissect.VLANTag
 }
 
 // Sampler copies 1 in N frames a receive loop hashed, with the hash and the
@@ -63,6 +70,7 @@ type sampleMeta struct {
 	queue, worker, n int
 	hash             uint32
 	truncated        bool
+	tag              dissect.VLANTag
 }
 
 // NewSampler allocates a sampler's memory: Loops×PerLoop×MaxLen bytes.
@@ -92,10 +100,10 @@ func NewSampler(cfg SamplerConfig) (*Sampler, error) {
 // receive queue. A frame not sampled costs a call, a compare, a decrement
 // and a branch; take, the copy, stays out of line to keep offer small (at
 // cost 85 it is just over the inliner's budget of 80).
-func (s *Sampler) offer(loop int, frame []byte, h uint32, worker, queue int) {
+func (s *Sampler) offer(loop int, frame []byte, tag dissect.VLANTag, h uint32, worker, queue int) {
 	if loop < len(s.loops) {
 		if s.loops[loop].countdown--; s.loops[loop].countdown <= 0 {
-			s.take(loop, frame, h, worker, queue)
+			s.take(loop, frame, tag, h, worker, queue)
 		}
 	}
 }
@@ -104,14 +112,14 @@ func (s *Sampler) offer(loop int, frame []byte, h uint32, worker, queue int) {
 // oldest sample when the loop's slots are full.
 //
 //go:noinline
-func (s *Sampler) take(loop int, frame []byte, h uint32, worker, queue int) {
+func (s *Sampler) take(loop int, frame []byte, tag dissect.VLANTag, h uint32, worker, queue int) {
 	l := &s.loops[loop]
 	l.countdown = s.cfg.Every
 	slot := int(l.taken % uint64(s.cfg.PerLoop))
 	l.taken++
 	off := (loop*s.cfg.PerLoop + slot) * s.cfg.MaxLen
 	n := copy(s.buf[off:off+s.cfg.MaxLen], frame)
-	l.meta[slot] = sampleMeta{queue: queue, worker: worker, n: n, hash: h, truncated: n < len(frame)}
+	l.meta[slot] = sampleMeta{queue: queue, worker: worker, n: n, hash: h, truncated: n < len(frame), tag: tag}
 }
 
 // Taken is the number of samples taken, over all loops, including those
@@ -135,7 +143,7 @@ func (s *Sampler) Samples() []Sample {
 		for slot := range int(min(l.taken, uint64(s.cfg.PerLoop))) {
 			m := l.meta[slot]
 			off := (i*s.cfg.PerLoop + slot) * s.cfg.MaxLen
-			out = append(out, Sample{Queue: m.queue, Worker: m.worker, Hash: m.hash, Frame: s.buf[off : off+m.n : off+m.n], Truncated: m.truncated})
+			out = append(out, Sample{Queue: m.queue, Worker: m.worker, Hash: m.hash, Frame: s.buf[off : off+m.n : off+m.n], Truncated: m.truncated, Tag: m.tag})
 		}
 	}
 	return out

@@ -3,6 +3,8 @@ package pipeline
 import (
 	"bytes"
 	"testing"
+
+	"github.com/xdphash/xdphash/dissect"
 )
 
 func TestSampler(t *testing.T) {
@@ -27,10 +29,10 @@ func TestSampler(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i := range tt.offers {
-				s.offer(0, []byte{byte(i), 0xee}, uint32(i), i%2, 3)
+				s.offer(0, []byte{byte(i), 0xee}, dissect.VLANTag{TPID: 0x8100, TCI: uint16(i)}, uint32(i), i%2, 3)
 			}
 			// A loop past Loops samples nothing.
-			s.offer(tt.cfg.Loops, []byte{1}, 1, 0, 0)
+			s.offer(tt.cfg.Loops, []byte{1}, dissect.VLANTag{}, 1, 0, 0)
 			if got := s.Taken(); got != tt.wantTaken {
 				t.Errorf("Taken() = %d, want %d", got, tt.wantTaken)
 			}
@@ -41,8 +43,8 @@ func TestSampler(t *testing.T) {
 			truncated := 0
 			for _, smp := range got {
 				seq := int(smp.Frame[0])
-				if smp.Hash != uint32(seq) || smp.Worker != seq%2 || smp.Queue != 3 {
-					t.Errorf("sample %+v: hash, worker or queue do not match its frame", smp)
+				if smp.Hash != uint32(seq) || smp.Worker != seq%2 || smp.Queue != 3 || smp.Tag != (dissect.VLANTag{TPID: 0x8100, TCI: uint16(seq)}) {
+					t.Errorf("sample %+v: hash, worker, queue or metadata tag do not match its frame", smp)
 				}
 				if smp.Truncated {
 					truncated++
@@ -81,7 +83,7 @@ func TestSamplerAllocs(t *testing.T) {
 		t.Fatal(err)
 	}
 	frame := make([]byte, 60)
-	if n := testing.AllocsPerRun(1000, func() { s.offer(1, frame, 7, 1, 1) }); n != 0 {
+	if n := testing.AllocsPerRun(1000, func() { s.offer(1, frame, dissect.VLANTag{}, 7, 1, 1) }); n != 0 {
 		t.Errorf("offer allocates %v times per frame, want 0", n)
 	}
 }
@@ -93,6 +95,6 @@ func BenchmarkSamplerOffer(b *testing.B) {
 	}
 	frame := make([]byte, 64)
 	for b.Loop() {
-		s.offer(0, frame, 7, 1, 0)
+		s.offer(0, frame, dissect.VLANTag{}, 7, 1, 0)
 	}
 }

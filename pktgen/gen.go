@@ -69,6 +69,10 @@ type Config struct {
 	// Batch is ModeXDP's number of frames per kernel batch (0: the
 	// kernel's 64, at most 256).
 	Batch int
+	// ThroughQdisc sends ModePacket's frames through the interface's qdisc
+	// layer instead of past it: slower, but they pass the egress hook, where
+	// a TCX program such as kernel.VLANPush sees them.
+	ThroughQdisc bool
 }
 
 // Report is what a run did.
@@ -146,6 +150,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.Rate < 0 || math.IsNaN(cfg.Rate) || math.IsInf(cfg.Rate, 0) {
 		return cfg, fmt.Errorf("configure generator: rate %g frames per second, want a number >= 0 (0: as fast as possible)", cfg.Rate)
+	}
+	if cfg.ThroughQdisc && cfg.Mode != ModePacket {
+		return cfg, fmt.Errorf("configure generator: through the qdisc layer is for mode packet, not %q", cfg.Mode)
 	}
 	if cfg.Batch < 0 || cfg.Batch > 256 {
 		return cfg, fmt.Errorf("configure generator: batch of %d frames, want 0 (the kernel's default) to 256", cfg.Batch)

@@ -95,6 +95,11 @@ func runThreads(ctx context.Context, s *Schedule, cfg Config) (Report, error) {
 	case ModePacket:
 		open = func(_, _ int, start uint64) (sender, int, error) {
 			snd, err := kernel.NewPacketSender(before.Index, &s.table, start)
+			if err == nil && cfg.ThroughQdisc {
+				if err = snd.ThroughQdisc(); err != nil {
+					snd.Close()
+				}
+			}
 			return snd, -1, err
 		}
 	}

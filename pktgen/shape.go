@@ -313,3 +313,9 @@ func (s Shape) build(f flowFields) []corpus.Layer {
 	out = append(out, corpus.Payload(make([]byte, f.payload)))
 	return out
 }
+
+// TaggedInBand reports whether the shape's frames start with a VLAN or QinQ
+// tag in their bytes.
+func (s Shape) TaggedInBand() bool {
+	return len(s.layers) > 0 && (s.layers[0].kind == layerVLAN || s.layers[0].kind == layerQinQ)
+}

@@ -4,6 +4,7 @@ import (
 	"net/netip"
 
 	"github.com/xdphash/xdphash/dissect"
+	"github.com/xdphash/xdphash/hash"
 )
 
 // Record is what the receive loop hands a worker for each packet: everything a
@@ -25,6 +26,8 @@ type Record struct {
 	AddrType uint8        // dissect.AddrType
 	Path     dissect.Path // which dissector produced the keys
 	L4       bool         // skb->l4_hash
+	// HashSource says where Hash came from: computed here, or the device's.
+	HashSource hash.Source
 }
 
 // FromKeys fills the flow fields of r from dissected keys.

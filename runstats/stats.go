@@ -29,6 +29,9 @@ type RunStats struct {
 	Windows []WindowReport   `json:"windows"` // per time window, in order
 
 	Accounting Accounting `json:"accounting"`
+
+	HashSources HashSources      `json:"hash_sources"`          // frames by where their hash came from
+	DeviceHash  *DeviceHashCheck `json:"device_hash,omitempty"` // --check-device-hash
 }
 
 // RunConfig records how the run was set up.
@@ -57,6 +60,8 @@ type RunConfig struct {
 	// traffic over virtual queues), "sender" (a veth's sending thread: each
 	// generator thread sends on its own queue) or "" (one queue).
 	QueueSpread string `json:"queue_spread,omitempty"`
+
+	XDPProgram string `json:"xdp_program,omitempty"` // AF_XDP: which XDP program fed the sockets, and why
 }
 
 // QueueReport is one receive queue.

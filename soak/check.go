@@ -127,7 +127,7 @@ func checkSamples(samples []pipeline.Sample, taken uint64, key hash.Key, workers
 			sum.Truncated++
 			continue
 		}
-		dissect.DissectFrame(&keys, s.Frame, dissect.DefaultFlags)
+		dissect.DissectFrameTagged(&keys, s.Frame, s.Tag, dissect.DefaultFlags)
 		h, _ := k.Hash(&keys)
 		if h != s.Hash {
 			sum.HashMismatch++

@@ -49,6 +49,13 @@ type Config struct {
 	// SampleEvery samples 1 frame in SampleEvery per receive loop for the
 	// hash and steering checks; 0 takes pipeline.DefaultSampleEvery.
 	SampleEvery int
+	// CheckDevice checks every frame against the kernel's own hash: the
+	// generator sends through AF_PACKET and the qdisc layer (Mode must be
+	// "" or packet), a TCX program on the sending end gives every other
+	// frame a hardware VLAN tag, and the engine compares each frame's
+	// device hash (on veth, the kernel's skb_get_hash) with its own
+	// (pipeline.EngineConfig.CheckDeviceHash).
+	CheckDevice bool
 	// Log, when set, gets the run's steps; Progress, when set, is called
 	// about once a second while the generator runs.
 	Log      *slog.Logger

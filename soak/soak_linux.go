@@ -57,6 +57,11 @@ func (cfg Config) withDefaults() (Config, error) {
 		return cfg, fmt.Errorf("configure soak: %w: want at least 1 queue, worker, ring slot and thread", ErrConfig)
 	case cfg.Rate < 0:
 		return cfg, fmt.Errorf("configure soak: %w: rate %g", ErrConfig, cfg.Rate)
+	case cfg.CheckDevice && cfg.Mode != "" && cfg.Mode != pktgen.ModePacket:
+		return cfg, fmt.Errorf("configure soak: %w: the device check sends through AF_PACKET (mode packet), not %s: frames sent with XDP or AF_XDP carry no usable device hash on veth", ErrConfig, cfg.Mode)
+	}
+	if cfg.CheckDevice {
+		cfg.Mode = pktgen.ModePacket
 	}
 	return cfg, nil
 }
@@ -74,6 +79,9 @@ func Run(ctx context.Context, cfg Config) (_ *Result, err error) {
 	}
 	prof, err := pktgen.LoadProfile(cfg.Profile)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkDeviceProfile(cfg, prof); err != nil {
 		return nil, err
 	}
 	if _, err := (queues.ConsumerConfig{}).New(cfg.Consumer); err != nil {
@@ -121,7 +129,8 @@ func Run(ctx context.Context, cfg Config) (_ *Result, err error) {
 		Steering: hash.SteerConfig{Workers: cfg.Workers, Key: key},
 		Flags:    dissect.DefaultFlags, Gates: dissect.AllGates,
 		RingSize: cfg.RingSize, Consumer: cfg.Consumer, Sampler: sampler, Plan: &plan,
-		QueueSpread: "sender", // each generator thread sends on its own veth queue
+		QueueSpread:     "sender", // each generator thread sends on its own veth queue
+		CheckDeviceHash: cfg.CheckDevice,
 	})
 	if err != nil {
 		return nil, err
@@ -129,6 +138,14 @@ func Run(ctx context.Context, cfg Config) (_ *Result, err error) {
 	sched, err := pktgen.NewSchedule(prof, pktgen.MACs{Dst: lab.HostMAC})
 	if err != nil {
 		return nil, err
+	}
+
+	var push *kernel.VLANPush
+	if cfg.CheckDevice {
+		if push, err = attachDevicePush(lab, src); err != nil {
+			return nil, err
+		}
+		defer push.Close()
 	}
 
 	hostBefore, peerBefore, err := linkCounters(lab)
@@ -157,7 +174,7 @@ func Run(ctx context.Context, cfg Config) (_ *Result, err error) {
 	log.Info("generator", "profile", prof.Name, "mode", cmp.Or(string(cfg.Mode), "auto (xdp where it runs)"), "threads", cfg.Threads, "rate", cfg.Rate, "duration", cfg.Duration)
 	gen, genErr := pktgen.Run(ctx, sched, pktgen.Config{
 		Iface: lab.Peer, Enter: lab.InPeer, Mode: cfg.Mode, Threads: cfg.Threads,
-		Rate: cfg.Rate, Duration: cfg.Duration,
+		Rate: cfg.Rate, Duration: cfg.Duration, ThroughQdisc: cfg.CheckDevice,
 	})
 	close(monitorDone)
 	monitor.Wait()
@@ -196,6 +213,13 @@ func Run(ctx context.Context, cfg Config) (_ *Result, err error) {
 	hc, sc, sum := checkSamples(sampler.Samples(), sampler.Taken(), key, cfg.Workers)
 	res.Samples = sum
 	res.Checks = []Check{checkAccounting(gen.Frames, res.Links, r.st), hc, sc, checkMemory(res.Memory)}
+	if cfg.CheckDevice {
+		seen, pushed, err := push.Counts()
+		if err != nil {
+			return nil, fmt.Errorf("soak device check: %w", err)
+		}
+		res.Checks = append(res.Checks, checkDeviceHash(r.st, seen, pushed))
+	}
 	return res, nil
 }
 

@@ -77,6 +77,8 @@ first VLAN tag without reading or skipping anything (a tag still in the frame
 is the second). TPID is 0x8100 (or 802.1q) or 0x88a8 (802.1ad); TCI is the
 16-bit tag control field, decimal or 0x-hex: priority << 13 | DEI << 12 | VLAN
 id, e.g. 0x8100:100 or 802.1ad:0x6064.
+A pcapng frame written by xdphash run --write is dissected with the metadata
+VLAN tag its comment records (vlan_tag=), whatever --vlan-tag says.
 
 --format jsonl writes one JSON object per frame with the fields index, ts, len,
 caplen, ok, path ("slow" or "fast:SHAPE"), keys (the 80-byte struct flow_keys in
@@ -202,7 +204,7 @@ func dissectFrames(out *bufio.Writer, log *slog.Logger, capture source.CaptureRe
 		snapped int // frames captured shorter than they were on the wire
 	)
 	for index := 0; ; index++ {
-		frame, info, err := capture.ZeroCopyReadPacketData()
+		frame, info, tag, err := readTaggedFrame(capture, opts.tag.tag)
 		if err != nil {
 			// The pcap reader returns a bare io.EOF also when a record's header
 			// was read but none of its data.
@@ -226,7 +228,7 @@ func dissectFrames(out *bufio.Writer, log *slog.Logger, capture source.CaptureRe
 			snapped++
 		}
 
-		r := frameResult{index: index, info: info, keys: &keys, tag: opts.tag.tag}
+		r := frameResult{index: index, info: info, keys: &keys, tag: tag}
 		r.ok, r.path = d.DissectFrameTagged(&keys, frame, r.tag)
 		r.hash, r.l4 = kernel.Hash(&keys)
 

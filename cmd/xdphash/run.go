@@ -82,6 +82,10 @@ type runOptions struct {
 	frameSize   int
 	xdpRingSize int
 	rxMode      source.RxMode
+	xdpMetadata bool
+	device      deviceOptions
+	write       string // --write FILE.pcapng
+	writeCount  int
 }
 
 // cpuListFlag is --cpus: CPU numbers and ranges, "0,2-3".
@@ -108,9 +112,9 @@ func (f *cpuListFlag) Type() string { return "LIST" }
 func newRunCmd(root *rootOptions) *cobra.Command {
 	opts := runOptions{
 		queues: "all", virtualQueues: 1, replay: "max", workers: 2,
-		hash: "kernel", symmetric: "none", steer: "rps", gates: gatesFlag{gates: dissect.AllGates},
+		hash: "auto", symmetric: "none", steer: "rps", gates: gatesFlag{gates: dissect.AllGates},
 		ringSize: pipeline.DefaultRingSize, consumer: "fifo", serviceRate: "max", window: pipeline.DefaultWindow,
-		xdpMode: source.XDPNative, rxMode: source.RxAuto,
+		xdpMode: source.XDPNative, rxMode: source.RxAuto, xdpMetadata: true,
 	}
 	cmd := &cobra.Command{
 		Use:   "run (--iface IF | --pcap FILE | --synthetic PROFILE)",
@@ -134,6 +138,16 @@ Sources (exactly one):
                       them: a built-in (` + strings.Join(pktgen.BuiltinNames(), ", ") + `)
                       or a YAML file; --synthetic-flows overrides its flows,
                       --count frames
+
+On an interface whose driver gives XDP RX metadata (veth, mlx5, ice, ...;
+native mode), each frame comes with the device's hash, the VLAN tag the
+device stripped, and its RX timestamp: the tag goes into the keys as the
+kernel's dissector puts it there, and --hash auto (the default for --iface)
+steers by the device's hash where it covers the ports, as skb_get_hash does,
+else by the kernel's SipHash (--hash device: the device's always).
+--check-device-hash compares every device hash with xdphash's own (exit
+status 1 on a conflict); --write FILE.pcapng keeps the first frames with
+their queue, device hash and what xdphash made of them.
 
 --virtual-clock times a file or synthetic run by the frames' own stamps rather
 than the wall clock: the run goes as fast as the machine allows and, with one
@@ -168,7 +182,7 @@ frame is accounted for: received = processed + each counted drop.`,
 	f.IntVar(&opts.workers, "workers", opts.workers, "workers (modelled CPUs)")
 	f.Var(&opts.cpus, "cpus", "pin worker i to the i-th CPU of this list (default: not pinned)")
 	f.Var(&opts.kernelCPUs, "kernel-cpus", "AF_XDP: the CPUs that run the queues' kernel receive work, which the pipeline keeps away from (default: the IRQ affinity of the device's queues; on a veth, the sender's CPUs, which no file names)")
-	f.Var(newChoiceFlag(&opts.hash, "kernel", "toeplitz"), "hash", "flow hash: skb_get_hash's SipHash, or the NIC's Toeplitz RSS hash")
+	f.Var(newChoiceFlag(&opts.hash, "auto", "kernel", "toeplitz", "device"), "hash", "flow hash: auto (AF_XDP's default: the device's hash where it covers the ports, as skb_get_hash keeps it, else the kernel's), kernel (skb_get_hash's SipHash, the default elsewhere), toeplitz (a NIC's RSS hash) or device (the device's hash always)")
 	f.Var(&opts.key, "hash-key", "kernel hash: SipHash key as 32 hex digits (default: a random key, logged)")
 	f.StringVar(&opts.rssKey, "rss-key", "", "toeplitz hash: RSS key, 40 or 52 bytes in hex (default: the Microsoft key)")
 	f.Var(newChoiceFlag(&opts.symmetric, "none", "xor", "sort"), "symmetric", "toeplitz hash: make it symmetric")
@@ -195,6 +209,10 @@ frame is accounted for: received = processed + each counted drop.`,
 	f.IntVar(&opts.frameSize, "frame-size", 0, "AF_XDP: bytes per UMEM frame, 2048 or 4096 (default 2048; 4096 for an MTU above 1500)")
 	f.IntVar(&opts.xdpRingSize, "xdp-ring-size", 0, "AF_XDP: fill and RX ring entries (default 2048)")
 	f.Var(newChoiceFlag(&opts.rxMode, source.RxModes...), "rx-mode", "AF_XDP: how a receive loop waits: spin, poll, or auto")
+	opts.device.addFlags(f)
+	f.StringVar(&opts.write, "write", "", "write the first frames, as received, to this pcapng file with each frame's queue, device hash and a comment with xdphash's hash, its source, worker, path and metadata VLAN tag")
+	f.IntVar(&opts.writeCount, "write-count", defaultWriteCount, fmt.Sprintf("--write: frames to write, at most %d", maxWriteCount))
+	f.BoolVar(&opts.xdpMetadata, "xdp-metadata", true, "AF_XDP: load the XDP metadata program (device hash, stripped VLAN tag, RX timestamp) where the device supports it")
 	return cmd
 }
 
@@ -210,11 +228,17 @@ func (o *runOptions) check(cmd *cobra.Command) error {
 		return errors.New("want exactly one source: --iface IF, --pcap FILE or --synthetic PROFILE (hint: --synthetic datacenter runs without a network)")
 	}
 	changed := cmd.Flags().Changed
+	if err := o.device.check(o, changed); err != nil {
+		return err
+	}
+	if changed("write-count") && o.write == "" || o.writeCount < 1 || o.writeCount > maxWriteCount {
+		return fmt.Errorf("--write-count %d: want 1 to %d, with --write", o.writeCount, maxWriteCount)
+	}
 	switch {
 	case o.iface != "" && (o.virtualClock || changed("virtual-queues") || changed("replay")):
 		return errors.New("--virtual-clock, --virtual-queues and --replay are for --pcap and --synthetic")
-	case o.iface == "" && (changed("queues") || changed("xdp-mode") || changed("zero-copy") || changed("frames") || changed("frame-size") || changed("xdp-ring-size") || changed("rx-mode") || changed("kernel-cpus")):
-		return errors.New("--queues, --xdp-mode, --zero-copy, --frames, --frame-size, --xdp-ring-size, --rx-mode and --kernel-cpus are for --iface")
+	case o.iface == "" && (changed("queues") || changed("xdp-mode") || changed("zero-copy") || changed("frames") || changed("frame-size") || changed("xdp-ring-size") || changed("rx-mode") || changed("xdp-metadata") || changed("kernel-cpus")):
+		return errors.New("--queues, --xdp-mode, --zero-copy, --frames, --frame-size, --xdp-ring-size, --rx-mode, --xdp-metadata and --kernel-cpus are for --iface")
 	case o.synthetic == "" && (changed("count") || changed("synthetic-flows")):
 		return errors.New("--count and --synthetic-flows are for --synthetic")
 	case o.hash != "toeplitz" && (changed("rss-key") || changed("symmetric")) && o.pcap == "":
@@ -294,13 +318,18 @@ func (o *runOptions) setup(log *slog.Logger) (*runSetup, error) {
 	case "toeplitz":
 		s.steer.Hash = hash.KindToeplitz
 	default:
+		s.steer.Hash = map[hashChoice]hash.Kind{"auto": hash.KindAuto, "device": hash.KindDevice}[o.hash]
 		s.steer.Key = o.key.key
 		if !o.key.set {
 			s.steer.Key = hash.RandomKey()
 			log.Info("no --hash-key given, hashing with a random key", "hash_key", s.steer.Key.String())
 		}
 	}
-	if o.rssKey != "" {
+	if o.rssKey == deviceRSSKey {
+		if s.steer.RSSKey, err = readDeviceRSSKey(o.iface); err != nil {
+			return nil, err
+		}
+	} else if o.rssKey != "" {
 		if s.steer.RSSKey, err = hex.DecodeString(strings.ReplaceAll(o.rssKey, ":", "")); err != nil {
 			return nil, fmt.Errorf("--rss-key: want hex bytes such as 6d5a56da...: %w", err)
 		}
@@ -311,6 +340,11 @@ func (o *runOptions) setup(log *slog.Logger) (*runSetup, error) {
 	s.steer.Symmetry = map[symmetricChoice]hash.Symmetry{"none": hash.SymmetricNone, "xor": hash.SymmetricXOR, "sort": hash.SymmetricSort}[o.symmetric]
 	if o.steer == "reta" {
 		s.steer.Steer = hash.SteerRETA
+		if o.device.retaTable == "device" {
+			if s.steer.RETATable, err = readDeviceRETA(o.iface); err != nil {
+				return nil, err
+			}
+		}
 		if o.retaWeights != "" {
 			for w := range strings.SplitSeq(o.retaWeights, ",") {
 				n, err := strconv.Atoi(strings.TrimSpace(w))
@@ -427,7 +461,7 @@ func (o *runOptions) openSource(s *runSetup, log *slog.Logger) (source.Source, p
 	plan := pipeline.PlanCPUs(in)
 	src, err := source.OpenAFXDP(source.AFXDPConfig{
 		Iface: o.iface, Queues: qs, Frames: o.frames, FrameSize: o.frameSize, RingSize: o.xdpRingSize, Batch: o.batch,
-		ZeroCopy: o.zeroCopy, Mode: o.xdpMode, RxMode: plan.RxMode,
+		ZeroCopy: o.zeroCopy, Mode: o.xdpMode, RxMode: plan.RxMode, NoMetadata: !o.xdpMetadata,
 	})
 	return src, plan, err
 }
@@ -475,6 +509,11 @@ func runRun(cmd *cobra.Command, log *slog.Logger, o *runOptions) (err error) {
 		}
 		defer out.Abort()
 	}
+	rw, err := o.prepareWrite()
+	if err != nil {
+		return err
+	}
+	defer rw.abort() // on the error paths
 	src, plan, err := o.openSource(s, log)
 	if err != nil {
 		return err
@@ -488,6 +527,10 @@ func runRun(cmd *cobra.Command, log *slog.Logger, o *runOptions) (err error) {
 		}
 	}()
 	log.Info("cpu plan", "plan", plan.String())
+	if p := src.Info().XDPProgram; p != "" {
+		log.Info("xdp program", "program", p)
+	}
+	warnNoMetadata(log, o, src.Info())
 
 	engine, err := pipeline.NewEngine(pipeline.EngineConfig{
 		Source: src, Steering: s.steer,
@@ -495,7 +538,8 @@ func runRun(cmd *cobra.Command, log *slog.Logger, o *runOptions) (err error) {
 		RingSize: o.ringSize, FlowLimit: o.flowLimit,
 		Consumer: o.consumer, ConsumerConfig: o.consumerCfg, ServiceRate: s.rate,
 		Virtual: o.virtualClock, Window: o.window, Batch: o.batch, Plan: &plan,
-		QueueSpread: o.queueSpread(len(src.Queues())),
+		QueueSpread:     o.queueSpread(len(src.Queues())),
+		CheckDeviceHash: o.device.checkHash, WithholdVLANTag: o.device.withholdTag, Capture: rw.engineCapture(),
 	})
 	if err != nil {
 		return err
@@ -515,6 +559,9 @@ func runRun(cmd *cobra.Command, log *slog.Logger, o *runOptions) (err error) {
 		}
 		log.Info("serving metrics", "url", "http://"+addr+"/metrics")
 	}
+	if err := rw.start(name); err != nil {
+		return err
+	}
 	stopStatus := startStatus(cmd.ErrOrStderr(), engine)
 	log.Debug("run", "source", name, "queues", len(src.Queues()), "workers", o.workers, "consumer", o.consumer)
 	stats, runErr := engine.Run(ctx)
@@ -523,10 +570,17 @@ func runRun(cmd *cobra.Command, log *slog.Logger, o *runOptions) (err error) {
 		return runErr
 	}
 	writeRunSummary(cmd.OutOrStdout(), stats)
+	writeDeviceSummary(cmd.OutOrStdout(), stats)
+	if err := rw.finish(cmd.OutOrStdout()); err != nil {
+		runErr = errors.Join(runErr, err)
+	}
 	if out != nil {
 		if err := writeRunStats(out, stats); err != nil {
 			return errors.Join(runErr, err)
 		}
+	}
+	if runErr == nil {
+		runErr = deviceHashVerdict(stats)
 	}
 	return runErr
 }

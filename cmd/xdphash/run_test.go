@@ -121,7 +121,7 @@ func TestRunUsageErrors(t *testing.T) {
 		{"reta weights with rps", []string{"--synthetic", "datacenter", "--reta-weights", "1,1"}, "--reta-weights is for --steer reta"},
 		{"hash key with toeplitz", []string{"--synthetic", "datacenter", "--hash", "toeplitz", "--hash-key", kunitKey}, "--hash-key is for --hash kernel"},
 		{"cpus and workers", []string{"--synthetic", "datacenter", "--cpus", "0", "--workers", "2"}, "one CPU per worker"},
-		{"bad hash", []string{"--synthetic", "datacenter", "--hash", "crc"}, "--hash: want kernel|toeplitz"},
+		{"bad hash", []string{"--synthetic", "datacenter", "--hash", "crc"}, "--hash: want auto|kernel|toeplitz|device"},
 		{"bad cpus", []string{"--synthetic", "datacenter", "--cpus", "x"}, "--cpus: want CPU numbers"},
 		// Sizes that would ask for more memory than any machine has.
 		{"workers 100000", []string{"--synthetic", "datacenter", "--workers", "100000"}, "--workers 100000: want 1 to 1024"},
@@ -138,6 +138,11 @@ func TestRunUsageErrors(t *testing.T) {
 		{"fifo ecn", []string{"--synthetic", "datacenter", "--ecn"}, "--ecn is for --consumer fq_codel, not fifo"},
 		{"fq target", []string{"--synthetic", "datacenter", "--consumer", "fq", "--target", "1ms"}, "--target is for --consumer fq_codel, not fq"},
 		{"frame size offline", []string{"--synthetic", "datacenter", "--frame-size", "4096"}, "are for --iface"},
+		{"device hash offline", []string{"--synthetic", "datacenter", "--hash", "device"}, "it is for --iface"},
+		{"check device hash offline", []string{"--pcap", "x.pcap", "--check-device-hash"}, "are for --iface"},
+		{"reta table offline", []string{"--synthetic", "datacenter", "--steer", "reta", "--reta-table", "device"}, "is for --iface with --steer reta"},
+		{"reta table not device", []string{"--iface", "lo", "--steer", "reta", "--reta-table", "0,1"}, `--reta-table "0,1": want device`},
+		{"check device hash against itself", []string{"--iface", "lo", "--hash", "device", "--check-device-hash"}, "not device"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -70,6 +70,9 @@ the namespace, CAP_NET_ADMIN and CAP_BPF for the rest).`,
 			if err := opts.check(); err != nil {
 				return &usageError{cmd: cmd, err: err}
 			}
+			if opts.cfg.CheckDevice && !cmd.Flags().Changed("profile") {
+				opts.cfg.Profile = "tunnels" // the default's VLAN frames cannot pass through AF_PACKET unchanged
+			}
 			opts.cfg.Rate = opts.rate.pps
 			if opts.out == "" {
 				opts.out = "xdphash-soak-" + time.Now().Format("20060102-150405")
@@ -93,6 +96,7 @@ the namespace, CAP_NET_ADMIN and CAP_BPF for the rest).`,
 	f.Var(newChoiceFlag(&opts.cfg.Mode, pktgen.Modes[:3]...), "mode", "generator mode: xdp, afxdp or packet (default: xdp where the kernel has live frames, else afxdp)")
 	f.IntVar(&opts.cfg.RingSize, "ring-size", opts.cfg.RingSize, "netdev_max_backlog of each receive queue -> worker ring")
 	f.IntVar(&opts.cfg.Threads, "threads", 0, "generator threads, one per CPU (default: one per queue, as far as there are CPUs)")
+	f.BoolVar(&opts.cfg.CheckDevice, "check-device", false, "check every frame against the kernel's own hash: the generator sends through AF_PACKET and the qdisc, every other frame with a hardware VLAN tag, and the run compares each device hash with its own")
 	return cmd
 }
 

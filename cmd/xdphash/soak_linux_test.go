@@ -84,3 +84,21 @@ func TestSoakTinyRing(t *testing.T) {
 		t.Errorf("accounting check: %+v", checks.Checks)
 	}
 }
+
+// TestSoakCheckDevice runs the device check: every frame, half of them sent
+// with a hardware VLAN tag, agrees with the kernel's own hash, and a profile
+// with in-band tags is refused.
+func TestSoakCheckDevice(t *testing.T) {
+	stdout, code, checks, st := runSoakCmd(t, "--duration", "3s", "--check-device")
+	if code != 0 || !checks.Passed || len(checks.Checks) != 5 {
+		t.Fatalf("exit status %d, passed %v, %d checks; want 0, true, 5\n%s", code, checks.Passed, len(checks.Checks), stdout)
+	}
+	last := checks.Checks[4]
+	if !strings.HasPrefix(last.Name, "device hash") || st.DeviceHash == nil || st.DeviceHash.Checked != st.Accounting.Received || st.DeviceHash.Checked == 0 {
+		t.Errorf("device check %+v, statistics %+v", last, st.DeviceHash)
+	}
+	_, stderr, code := runXdphash(t, nil, "soak", "--duration", "1s", "--check-device", "--profile", "datacenter", "--out", t.TempDir())
+	if code != exitFailure || !strings.Contains(stderr, "without in-band VLAN tags") {
+		t.Errorf("--check-device --profile datacenter: exit %d, stderr %q", code, stderr)
+	}
+}

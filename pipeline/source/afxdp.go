@@ -92,6 +92,11 @@ type AFXDPConfig struct {
 	ZeroCopy bool
 	Mode     XDPMode // default XDPNative
 	RxMode   RxMode  // RxSpin or RxPoll (RxAuto and the default poll)
+	// NoMetadata loads the plain redirect program even where the device
+	// supports the XDP metadata program (kernel.LoadXSKMetadataRedirect),
+	// which is otherwise chosen in native mode: the frames then come without
+	// their device hash, stripped VLAN tag and RX timestamp.
+	NoMetadata bool
 }
 
 // withDefaults fills c's zero fields and checks what can be checked without

@@ -24,6 +24,7 @@ type AFXDP struct {
 	rxMode   RxMode
 	viaLink  bool
 	redirect *kernel.XSKRedirect
+	choice   kernel.RedirectChoice
 	queues   []*afxdpQueue
 	sources  []QueueSource
 
@@ -117,15 +118,24 @@ func openAFXDP(cfg AFXDPConfig) (_ *AFXDP, err error) {
 			s.Close()
 		}
 	}()
-	if s.redirect, err = kernel.LoadXSKRedirect(n); err != nil {
+	mode := kernel.XDPNative
+	if cfg.Mode == XDPGeneric {
+		mode = kernel.XDPGeneric
+	}
+	if cfg.NoMetadata {
+		s.redirect, err = kernel.LoadXSKRedirect(n)
+	} else {
+		s.redirect, err = kernel.LoadXSKMetadataRedirect(ifi.Index, n, mode)
+	}
+	if err != nil {
 		if !errors.Is(err, kernel.ErrNotPermitted) {
 			err = fmt.Errorf("open AF_XDP on %s: %w", cfg.Iface, err)
 		}
 		return nil, privilegeHint(cfg.Iface, err)
 	}
-	mode := kernel.XDPNative
-	if cfg.Mode == XDPGeneric {
-		mode = kernel.XDPGeneric
+	s.choice = s.redirect.Choice()
+	if cfg.NoMetadata {
+		s.choice.Reason = "the metadata program was turned off"
 	}
 	if err := s.redirect.Attach(ifi.Index, mode); err != nil {
 		return nil, privilegeHint(cfg.Iface, err)
@@ -179,10 +189,16 @@ func (s *AFXDP) Mode() XDPMode { return s.mode }
 // RxMode is how Receive waits, RxSpin or RxPoll: RxAuto resolved.
 func (s *AFXDP) RxMode() RxMode { return s.rxMode }
 
-// Info describes the source: kernel-fed, with its receive mode.
+// Info describes the source: kernel-fed, with its receive mode and its XDP
+// program.
 func (s *AFXDP) Info() Info {
-	return Info{Name: "afxdp:" + s.iface, RxMode: s.rxMode, KernelFed: true}
+	return Info{Name: "afxdp:" + s.iface, RxMode: s.rxMode, KernelFed: true, Metadata: s.choice.Metadata, XDPProgram: s.choice.String()}
 }
+
+// Program says which XDP program feeds the sockets and why: the metadata
+// program, which hands each frame's device metadata with its batch, or the
+// plain one.
+func (s *AFXDP) Program() kernel.RedirectChoice { return s.choice }
 
 // ViaLink tells whether the XDP program is attached through a BPF link, which
 // the kernel removes when the process dies; false means netlink (before Linux
@@ -241,7 +257,9 @@ func (q *afxdpQueue) Queue() int { return q.queue }
 // and cap(b.Frames) (when it is not zero), waiting for one to arrive by
 // spinning or in poll(2). Every frame of the batch has the same Arrival, the
 // time the batch was taken off the ring: AF_XDP in copy mode carries no
-// timestamp.
+// timestamp (the device's RX timestamp, where it gives one, is in b.Meta).
+// Under the metadata program, b.Meta holds each frame's metadata, read from
+// the UMEM headroom in front of the frame.
 func (q *afxdpQueue) Receive(b *Batch) error {
 	b.Reset()
 	limit := q.batch
@@ -280,6 +298,9 @@ func (q *afxdpQueue) Receive(b *Batch) error {
 		f := q.xsk.Frame(i)
 		b.Append(f, len(f), now)
 		bytes += uint64(len(f))
+	}
+	if q.xsk.HasMetadata() {
+		b.Meta = q.xsk.AppendMetadata(b.Meta)
 	}
 	q.holding = true
 	q.mu.Unlock()

@@ -3,6 +3,8 @@ package source
 import (
 	"errors"
 	"time"
+
+	"github.com/xdphash/xdphash/internal/kernel"
 )
 
 // ErrClosed is returned by Receive after Close.
@@ -22,16 +24,20 @@ type Batch struct {
 	// the monotonic wall clock for live sources, the capture time (or a virtual
 	// clock) for files and synthetic traffic.
 	Arrival []int64
+	// Meta[i] is what the device told the XDP metadata program about
+	// Frames[i] (its hash, stripped VLAN tag, RX timestamp), when the source
+	// has it (Info.Metadata); otherwise Meta is empty.
+	Meta []kernel.XDPMetadata
 }
 
 // NewBatch returns a batch able to hold n frames.
 func NewBatch(n int) *Batch {
-	return &Batch{Frames: make([][]byte, 0, n), WireLen: make([]int, 0, n), Arrival: make([]int64, 0, n)}
+	return &Batch{Frames: make([][]byte, 0, n), WireLen: make([]int, 0, n), Arrival: make([]int64, 0, n), Meta: make([]kernel.XDPMetadata, 0, n)}
 }
 
 // Reset empties b, keeping its storage.
 func (b *Batch) Reset() {
-	b.Frames, b.WireLen, b.Arrival = b.Frames[:0], b.WireLen[:0], b.Arrival[:0]
+	b.Frames, b.WireLen, b.Arrival, b.Meta = b.Frames[:0], b.WireLen[:0], b.Arrival[:0], b.Meta[:0]
 }
 
 // Len is the number of frames in b.
@@ -80,6 +86,11 @@ type Info struct {
 	// processors (AF_XDP: the driver's or veth's NAPI work and the XDP
 	// redirect run in softirq context before a frame reaches its ring).
 	KernelFed bool
+	// Metadata says that the source hands each frame's device metadata with
+	// its batch (Batch.Meta); XDPProgram says which XDP program feeds an
+	// AF_XDP source and why (kernel.RedirectChoice), empty for the others.
+	Metadata   bool
+	XDPProgram string
 }
 
 // QueueStats counts one receive queue's traffic. Kernel-side drops are those the

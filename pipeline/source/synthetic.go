@@ -67,17 +67,17 @@ type synthetic struct {
 type synthQueue struct {
 	src   *synthetic
 	index int
-	tpls  int      // templates
+	tpls  int // templates
 	// stride is the distance in bufs between a template's copies for
 	// consecutive batch slots: tpls when flows are rewritten (a copy per
 	// slot), 0 when every slot hands out the one copy.
 	stride int
-	bufs  [][]byte // bufs[slot*tpls+t]: template t's copy for batch slot slot
-	offs  []int    // per template: the flow field's offset, or -1
-	base  []uint16 // per template: the flow field's value in the template
-	flows int      // flows of this queue per template
-	rng   uint64
-	next  int // the next frame's template
+	bufs   [][]byte // bufs[slot*tpls+t]: template t's copy for batch slot slot
+	offs   []int    // per template: the flow field's offset, or -1
+	base   []uint16 // per template: the flow field's value in the template
+	flows  int      // flows of this queue per template
+	rng    uint64
+	next   int // the next frame's template
 
 	quota         uint64 // frames left to send; ^0 for no limit
 	sent          uint64
