@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -236,17 +237,16 @@ func (rw *runWrite) finish(w io.Writer) error {
 func readTaggedFrame(capture interface {
 	ZeroCopyReadPacketData() ([]byte, gopacket.CaptureInfo, error)
 }, def dissect.VLANTag) ([]byte, gopacket.CaptureInfo, dissect.VLANTag, error) {
-	ng, ok := capture.(*pcapgo.NgReader)
-	if !ok {
-		frame, info, err := capture.ZeroCopyReadPacketData()
+	frame, info, err := capture.ZeroCopyReadPacketData()
+	ng, ok := capture.(interface{ PacketComments() [][]byte })
+	if err != nil || !ok {
 		return frame, info, def, err
 	}
-	frame, info, opts, err := ng.ZeroCopyReadPacketDataWithOptions()
-	if err != nil {
-		return frame, info, def, err
-	}
-	for _, c := range opts.Comments {
-		tag, ok, err := captureCommentTag(c)
+	for _, c := range ng.PacketComments() {
+		if !bytes.HasPrefix(c, []byte(captureCommentPrefix)) {
+			continue
+		}
+		tag, ok, err := captureCommentTag(string(c))
 		if err != nil {
 			return frame, info, def, err
 		}

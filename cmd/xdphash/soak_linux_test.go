@@ -90,8 +90,15 @@ func TestSoakTinyRing(t *testing.T) {
 // with in-band tags is refused.
 func TestSoakCheckDevice(t *testing.T) {
 	stdout, code, checks, st := runSoakCmd(t, "--duration", "3s", "--check-device")
-	if code != 0 || !checks.Passed || len(checks.Checks) != 5 {
-		t.Fatalf("exit status %d, passed %v, %d checks; want 0, true, 5\n%s", code, checks.Passed, len(checks.Checks), stdout)
+	// 3 s is too short for the memory check, which says SKIP (exit 3);
+	// every other check passes.
+	if code != exitSkipped || len(checks.Checks) != 5 {
+		t.Fatalf("exit status %d, %d checks; want %d, 5\n%s", code, len(checks.Checks), exitSkipped, stdout)
+	}
+	for _, c := range checks.Checks {
+		if !c.Pass && !(c.Skipped && strings.HasPrefix(c.Name, "memory")) {
+			t.Errorf("%s %s: %s", c.Verdict(), c.Name, c.Detail)
+		}
 	}
 	last := checks.Checks[4]
 	if !strings.HasPrefix(last.Name, "device hash") || st.DeviceHash == nil || st.DeviceHash.Checked != st.Accounting.Received || st.DeviceHash.Checked == 0 {

@@ -238,7 +238,13 @@ type ngReader struct {
 	linkType layers.LinkType // the first interface's
 	haveLink bool            // whether an interface was described yet
 	hdr      [ngBlockHeader]byte
+	comments [][]byte // the last packet's opt_comment options, views into its block
 }
+
+// PacketComments returns the comments (opt_comment) of the packet the last
+// read returned, valid until the next read: how xdphash run --write records
+// each frame's metadata VLAN tag.
+func (r *ngReader) PacketComments() [][]byte { return r.comments }
 
 // ngIface is what an interface description block says.
 type ngIface struct {
@@ -448,6 +454,18 @@ func (r *ngReader) packet(typ uint32, body []byte, start int64) ([]byte, gopacke
 		return bad("captured length %d exceeds interface %d's snap length %d", capLen, iface, r.ifaces[iface].snapLen)
 	}
 	data = body[ngEnhancedFixedLen : ngEnhancedFixedLen+capLen]
+	r.comments = r.comments[:0]
+	opts := body[min(len(body), ngEnhancedFixedLen+int(capLen+3)&^3):]
+	for len(opts) >= 4 {
+		code, n := r.order.Uint16(opts), int(r.order.Uint16(opts[2:]))
+		if code == 0 || n > len(opts)-4 {
+			break // opt_endofopt, or an option the block cannot hold: no more comments
+		}
+		if code == 1 {
+			r.comments = append(r.comments, opts[4:4+n])
+		}
+		opts = opts[min(len(opts), 4+(n+3)&^3):]
+	}
 	ci.Timestamp = r.ifaces[iface].time(ts)
 	ci.CaptureLength, ci.Length, ci.InterfaceIndex = int(capLen), int(wireLen), iface
 	return data, ci, nil
