@@ -64,6 +64,10 @@ type CPUPlan struct {
 	// PlaceCPUs is the CPUs receive loops and unpinned workers run on, away
 	// from the kernel's receive work; nil leaves them to the scheduler.
 	PlaceCPUs []int
+	// Procs is the Go processors the plan was made for: GOMAXPROCS, or as
+	// many as PlaceCPUs has when that is fewer (more would only take turns
+	// on those CPUs). The caller sets GOMAXPROCS to it.
+	Procs int
 	// WorkerCPUs pins worker w to WorkerCPUs[w]; nil pins none.
 	WorkerCPUs []int
 	// Why says, in words, what was chosen and why, for the log.
@@ -94,12 +98,14 @@ func PlanCPUs(in CPUInput) CPUPlan {
 		default:
 			p.PlaceCPUs = free
 			kernelApart = true
-			p.Why = append(p.Why, fmt.Sprintf("receive loops and workers on CPUs %s, away from the kernel's receive work on %s", formatCPUs(free), formatCPUs(in.KernelCPUs)))
+			procs = min(procs, len(free))
+			p.Why = append(p.Why, fmt.Sprintf("receive loops and workers on CPUs %s with %d Go processors, away from the kernel's receive work on %s", formatCPUs(free), procs, formatCPUs(in.KernelCPUs)))
 		}
 	} else if in.KernelFed {
 		p.Why = append(p.Why, "the CPUs of the kernel's receive work are unknown (no IRQ of the device's own): no placement")
 	}
 
+	p.Procs = procs
 	// A processor is busy per receive loop, and per queue's kernel receive
 	// work when that shares the pipeline's CPUs.
 	busy := in.Loops

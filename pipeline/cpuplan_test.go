@@ -81,6 +81,7 @@ func TestPlanCPUsPlacement(t *testing.T) {
 		want    []int
 	}{
 		{"kernel work on CPU 0", []int{0, 1, 2, 3}, []int{0}, []int{1, 2, 3}},
+		{"one CPU left", []int{0, 1}, []int{0}, []int{1}},
 		{"kernel work on CPUs outside the mask", []int{2, 3}, []int{0, 1}, []int{2, 3}},
 		{"kernel work everywhere", []int{0, 1}, []int{0, 1}, nil},
 		{"kernel work unknown", []int{0, 1}, nil, nil},
@@ -90,6 +91,14 @@ func TestPlanCPUsPlacement(t *testing.T) {
 			p := PlanCPUs(CPUInput{Procs: 2, Allowed: tt.allowed, Loops: 1, Workers: 1, KernelFed: true, KernelCPUs: tt.kernel})
 			if !slices.Equal(p.PlaceCPUs, tt.want) {
 				t.Errorf("placed on %v, want %v (%s)", p.PlaceCPUs, tt.want, p)
+			}
+			// As many Go processors as CPUs to run on, no more.
+			want := 2
+			if tt.want != nil {
+				want = min(2, len(tt.want))
+			}
+			if p.Procs != want {
+				t.Errorf("%d Go processors, want %d (%s)", p.Procs, want, p)
 			}
 		})
 	}

@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -527,6 +528,9 @@ func runRun(cmd *cobra.Command, log *slog.Logger, o *runOptions) (err error) {
 		}
 	}()
 	log.Info("cpu plan", "plan", plan.String())
+	if plan.Procs > 0 && plan.Procs < runtime.GOMAXPROCS(0) {
+		runtime.GOMAXPROCS(plan.Procs)
+	}
 	if p := src.Info().XDPProgram; p != "" {
 		log.Info("xdp program", "program", p)
 	}
