@@ -125,6 +125,10 @@ type EngineConfig struct {
 	// Sampler, when set, copies 1 in N hashed frames with their hash and
 	// worker, for an offline check (see Sampler); nil samples nothing.
 	Sampler *Sampler
+
+	// Rebalance, with SteerRETA, rewrites the table from each interval's
+	// per-bucket load (see RebalanceConfig); the zero value keeps it static.
+	Rebalance RebalanceConfig
 }
 
 // Engine runs the receive side: one receive loop per receive queue, which
@@ -134,6 +138,7 @@ type Engine struct {
 	cfg     EngineConfig
 	plan    CPUPlan
 	steer   *hash.Steering
+	reta    *retaState // nil unless SteerRETA
 	clock   source.Clock
 	recv    []*receiver
 	workers []*worker
@@ -213,6 +218,9 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 		return nil, fmt.Errorf("create engine: %w: %d CPUs for %d workers (hint: give one CPU per worker)", ErrConfig, len(plan.WorkerCPUs), nw)
 	}
 	e := &Engine{cfg: cfg, plan: plan, steer: steer, clock: cfg.Clock, info: info}
+	if e.reta, err = newEngineRETA(&cfg, len(qs)); err != nil {
+		return nil, fmt.Errorf("create engine: %w", err)
+	}
 	for w := range nw {
 		cpu := -1
 		if len(plan.WorkerCPUs) > 0 {
@@ -274,6 +282,9 @@ func (e *Engine) Run(ctx context.Context) (*runstats.RunStats, error) {
 	workers.Wait()
 	end := e.clock() - base
 	stats := e.report(end)
+	if err := e.reportSteering(stats); err != nil && e.err == nil {
+		e.err = err
+	}
 	if e.err != nil {
 		return stats, e.err
 	}

@@ -26,6 +26,7 @@ type receiver struct {
 	d     *dissect.Dissector
 	steer *hash.Steering
 	fl    *queues.FlowLimit // nil without a flow limit
+	bk    *recvBuckets      // nil unless SteerRETA
 	// maxBacklog is netdev_max_backlog: the flow limit's reference.
 	maxBacklog int
 	// help steps a worker whose ring holds this many records (CPUPlan).
@@ -105,6 +106,9 @@ func newReceiver(e *Engine, index int, src source.QueueSource) *receiver {
 	if cfg.FlowLimit > 0 {
 		r.fl = queues.NewFlowLimit(cfg.FlowLimit)
 	}
+	if e.reta != nil {
+		r.bk = newRecvBuckets(e.reta)
+	}
 	r.pub.drops = make([]struct{ full, limited atomic.Uint64 }, len(e.workers))
 	r.pub.steered = make([]atomic.Uint64, len(e.workers))
 	for _, wk := range e.workers {
@@ -139,6 +143,9 @@ func (r *receiver) run() error {
 func (r *receiver) finish() {
 	r.win.push(r.snap())
 	r.publish()
+	if r.bk != nil {
+		r.bk.finish()
+	}
 	r.e.running.Add(-1)
 	for _, o := range r.out {
 		o.w.wakeUp()
@@ -161,6 +168,9 @@ func (r *receiver) process(b *source.Batch) {
 		now = r.e.clock() - r.base
 		r.closeWindows(now)
 	}
+	if r.bk != nil {
+		r.bk.batch(now)
+	}
 	for i, frame := range b.Frames {
 		arrival := now
 		if r.virtual {
@@ -168,6 +178,9 @@ func (r *receiver) process(b *source.Batch) {
 			// the latest arrival.
 			arrival = max(b.Arrival[i], r.last)
 			r.closeWindows(arrival)
+			if r.bk != nil && arrival >= r.bk.next {
+				r.bk.cross(arrival)
+			}
 		}
 		r.last = arrival
 		wireLen := b.WireLen[i]
@@ -176,7 +189,12 @@ func (r *receiver) process(b *source.Batch) {
 
 		_, path := r.d.DissectFrame(&r.keys, frame)
 		h, l4 := r.steer.Hash(&r.keys)
-		w := r.steer.Worker(h, r.queue)
+		var w int
+		if r.bk != nil {
+			w = r.bk.steer(r.steer, h, r.queue, wireLen)
+		} else {
+			w = r.steer.Worker(h, r.queue)
+		}
 		if r.e.cfg.Sampler != nil {
 			r.e.cfg.Sampler.offer(r.index, frame, h, w, r.queue)
 		}

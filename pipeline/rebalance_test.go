@@ -1,0 +1,224 @@
+package pipeline
+
+import (
+	"context"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/xdphash/xdphash/dissect"
+	"github.com/xdphash/xdphash/hash"
+	"github.com/xdphash/xdphash/internal/xdptest"
+	"github.com/xdphash/xdphash/pipeline/source"
+	"github.com/xdphash/xdphash/pktgen"
+	"github.com/xdphash/xdphash/queues"
+	"github.com/xdphash/xdphash/runstats"
+)
+
+// profileFrames is one cycle of a built-in pktgen profile, in send order.
+func profileFrames(tb testing.TB, name string) [][]byte {
+	tb.Helper()
+	prof, err := pktgen.LoadProfile(name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	sched, err := pktgen.NewSchedule(prof, pktgen.MACs{Dst: net.HardwareAddr{0x02, 0, 0, 0, 0, 1}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return sched.Frames()
+}
+
+// loadedRun is a virtual-clock run of frames at 1 Mpps over 4 workers,
+// each served at a rate that puts the mean worker at 85% of its capacity,
+// steered by a RETA to fq consumers, rebalanced every 10 ms when interval > 0.
+func loadedRun(tb testing.TB, frames [][]byte, count uint64, rb RebalanceConfig) *runstats.RunStats {
+	tb.Helper()
+	const pps, workers = 1e6, 4
+	src, err := source.NewSynthetic(frames, source.SyntheticConfig{Count: count, Replay: source.Replay{Mode: source.ReplayRate, PPS: pps}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { src.Close() })
+	plan := stepPlan(1, false)
+	return runEngine(tb, EngineConfig{
+		Plan:        &plan,
+		Source:      src,
+		Steering:    hash.SteerConfig{Workers: workers, Key: testKey, Steer: hash.SteerRETA},
+		Flags:       dissect.DefaultFlags,
+		Gates:       dissect.AllGates,
+		Consumer:    "fq",
+		ServiceRate: queues.Rate{PacketsPerSec: pps / workers / 0.85},
+		RingSize:    256,
+		Virtual:     true,
+		Window:      10 * time.Millisecond,
+		Rebalance:   rb,
+	})
+}
+
+func workerDrops(st *runstats.RunStats) uint64 {
+	var n uint64
+	for _, d := range st.Accounting.Dropped {
+		n += d
+	}
+	return n
+}
+
+func maxSojourn(st *runstats.RunStats, q string) int64 {
+	var m int64
+	for _, w := range st.Workers {
+		m = max(m, w.Consumer.SojournNs[q])
+	}
+	return m
+}
+
+// TestRebalanceLowersDrops replays the elephants profile at 85% mean load
+// with a static table and rebalanced: rebalancing moves buckets, lowers the
+// drops and the busiest worker's p99 sojourn, and brings max/mean closer to
+// the bound, which no run beats.
+func TestRebalanceLowersDrops(t *testing.T) {
+	frames := profileFrames(t, "elephants")
+	const count = 200000
+	static := loadedRun(t, frames, count, RebalanceConfig{})
+	moved := loadedRun(t, frames, count, RebalanceConfig{Interval: 10 * time.Millisecond})
+	for _, st := range []*runstats.RunStats{static, moved} {
+		checkAccounting(t, st, count)
+		if st.Steering == nil {
+			t.Fatal("no steering report for a RETA run")
+		}
+		if b := st.Steering.Balance; b.MaxMean < b.Bound {
+			t.Errorf("max/mean %.3f below the bound %.3f", b.MaxMean, b.Bound)
+		}
+	}
+	ss, ms := static.Steering, moved.Steering
+	t.Logf("static: max/mean %.3f bound %.3f drops %d p99 %v", ss.Balance.MaxMean, ss.Balance.Bound, workerDrops(static), time.Duration(maxSojourn(static, "p99")))
+	t.Logf("rebalanced: max/mean %.3f bound %.3f drops %d p99 %v moves %d", ms.Balance.MaxMean, ms.Balance.Bound, workerDrops(moved), time.Duration(maxSojourn(moved, "p99")), ms.Rebalance.Moves)
+	if ss.Rebalance != nil || ms.Rebalance == nil || ms.Rebalance.Moves == 0 {
+		t.Fatalf("rebalance reports: static %+v, rebalanced %+v", ss.Rebalance, ms.Rebalance)
+	}
+	if workerDrops(moved) >= workerDrops(static) {
+		t.Errorf("drops: rebalanced %d, static %d", workerDrops(moved), workerDrops(static))
+	}
+	if maxSojourn(moved, "p99") >= maxSojourn(static, "p99") {
+		t.Errorf("p99 sojourn: rebalanced %d, static %d", maxSojourn(moved, "p99"), maxSojourn(static, "p99"))
+	}
+	if ms.Balance.MaxMean >= ss.Balance.MaxMean {
+		t.Errorf("max/mean: rebalanced %.3f, static %.3f", ms.Balance.MaxMean, ss.Balance.MaxMean)
+	}
+}
+
+// TestRebalanceUniformMovesNothing: traffic a round-robin table already
+// spreads evenly (many equal flows) never crosses the threshold.
+func TestRebalanceUniformMovesNothing(t *testing.T) {
+	frames, err := xdptest.Templates("default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One IPv4/TCP template over 65536 flows, one flow per source port.
+	src, err := source.NewSynthetic(frames[:1], source.SyntheticConfig{
+		Flows: 65536, FlowOffset: xdptest.FlowPortOffset, Count: 400000, Replay: source.Replay{Mode: source.ReplayRate, PPS: 4e6},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	plan := stepPlan(1, false)
+	st := runEngine(t, EngineConfig{
+		Plan: &plan, Source: src,
+		Steering:  hash.SteerConfig{Workers: 4, Key: testKey, Steer: hash.SteerRETA},
+		Flags:     dissect.DefaultFlags,
+		Gates:     dissect.AllGates,
+		Virtual:   true,
+		Rebalance: RebalanceConfig{Interval: 10 * time.Millisecond},
+	})
+	checkAccounting(t, st, 400000)
+	rr := st.Steering.Rebalance
+	worst := 0.0
+	for _, iv := range rr.Intervals {
+		worst = max(worst, iv.Before)
+	}
+	if rr.Moves != 0 || len(rr.Intervals) < 9 {
+		t.Errorf("%d moves over %d intervals (worst max/mean %.3f), want none over 10", rr.Moves, len(rr.Intervals), worst)
+	}
+}
+
+// TestRETABucketsZeroAllocs: counting per bucket and steering by the live
+// table allocate nothing per batch (a window's or an interval's end does,
+// once).
+func TestRETABucketsZeroAllocs(t *testing.T) {
+	src := syntheticSource(t, "default", source.SyntheticConfig{})
+	e, err := NewEngine(EngineConfig{
+		Source:    src,
+		Steering:  hash.SteerConfig{Workers: 2, Key: testKey, Steer: hash.SteerRETA, RETASize: 2048},
+		Flags:     dissect.DefaultFlags,
+		Gates:     dissect.AllGates,
+		Virtual:   true,
+		Window:    time.Hour,
+		Rebalance: RebalanceConfig{Interval: time.Hour},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := e.recv[0]
+	iteration := func() {
+		if err := r.src.Receive(r.batch); err != nil {
+			t.Fatal(err)
+		}
+		r.process(r.batch)
+		for _, w := range e.workers {
+			w.poll()
+		}
+	}
+	for range 100 {
+		iteration()
+	}
+	if n := testing.AllocsPerRun(1000, iteration); n != 0 {
+		t.Errorf("%.2f allocations per batch, want 0", n)
+	}
+	var counted uint64
+	for _, c := range r.bk.cum {
+		counted += c.packets
+	}
+	if counted != r.frames {
+		t.Errorf("buckets counted %d packets of %d", counted, r.frames)
+	}
+}
+
+// BenchmarkPipelineRebalance is BenchmarkPipeline (default profile, one
+// receive queue, 2 workers at "max", virtual clock) steered by RPS, by a
+// static RETA counting its buckets, and by a RETA rebalanced every 100 µs
+// of virtual time (at max, the source stamps frames 1 µs apart): what
+// counting and rebalancing cost the hot path. Run with -count for an
+// interleaved A/B.
+func BenchmarkPipelineRebalance(b *testing.B) {
+	for _, mode := range []string{"rps", "reta", "rebalance"} {
+		b.Run(mode, func(b *testing.B) {
+			cfg := EngineConfig{
+				Source:   syntheticSource(b, "default", source.SyntheticConfig{Count: uint64(b.N)}),
+				Steering: hash.SteerConfig{Workers: 2, Key: testKey},
+				Flags:    dissect.DefaultFlags,
+				Gates:    dissect.AllGates,
+				Virtual:  true,
+			}
+			if mode != "rps" {
+				cfg.Steering.Steer = hash.SteerRETA
+			}
+			if mode == "rebalance" {
+				cfg.Rebalance.Interval = 100 * time.Millisecond
+			}
+			e, err := NewEngine(cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			start := time.Now()
+			st, err := e.Run(context.Background())
+			elapsed := time.Since(start)
+			b.StopTimer()
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(st.Accounting.Processed)/elapsed.Seconds()/1e6, "Mpps")
+		})
+	}
+}
