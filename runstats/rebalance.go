@@ -25,6 +25,9 @@ type SteeringReport struct {
 
 	// Rebalance is what --rebalance did; nil for a static table.
 	Rebalance *RebalanceReport `json:"rebalance,omitempty"`
+
+	// Compare is the static run of --compare static; nil without.
+	Compare *Comparison `json:"compare,omitempty"`
 }
 
 // MaxBucketCells bounds the buckets × windows a SteeringReport keeps: 2^20
@@ -81,4 +84,10 @@ type IntervalReport struct {
 	Moves        int    `json:"moves"`
 	MovedPackets uint64 `json:"moved_packets"`
 	Pinned       int    `json:"pinned"`
+}
+
+// Comparison is the other run of `xdphash run --compare static`: the same
+// traffic replayed with the static table, on the virtual clock.
+type Comparison struct {
+	Static *RunStats `json:"static"`
 }
