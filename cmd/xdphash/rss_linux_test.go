@@ -1,0 +1,37 @@
+//go:build linux
+
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/xdphash/xdphash/internal/testenv"
+	"github.com/xdphash/xdphash/internal/vethlab"
+)
+
+// TestRSSShowVeth: a veth has no RSS to show, and says so.
+func TestRSSShowVeth(t *testing.T) {
+	testenv.RequireRoot(t)
+	lab, err := vethlab.New(vethlab.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := lab.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	_, stderr, code := runXdphash(t, nil, "rss", "show", "--iface", lab.Host)
+	if code == 0 || !strings.Contains(stderr, "not supported") || !strings.Contains(stderr, "veth") {
+		t.Errorf("rss show on a veth: exit %d, stderr %q; want a not-supported error naming veth", code, stderr)
+	}
+}
+
+// TestRSSShowNeedsIface refuses a missing --iface.
+func TestRSSShowNeedsIface(t *testing.T) {
+	_, stderr, code := runXdphash(t, nil, "rss", "show")
+	if code == 0 || !strings.Contains(stderr, "--iface") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
