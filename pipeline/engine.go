@@ -138,7 +138,8 @@ type Engine struct {
 	cfg     EngineConfig
 	plan    CPUPlan
 	steer   *hash.Steering
-	reta    *retaState // nil unless SteerRETA
+	reta    *retaState    // nil unless SteerRETA
+	ro      *reorderState // nil unless SteerRETA
 	clock   source.Clock
 	recv    []*receiver
 	workers []*worker
@@ -218,7 +219,7 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 		return nil, fmt.Errorf("create engine: %w: %d CPUs for %d workers (hint: give one CPU per worker)", ErrConfig, len(plan.WorkerCPUs), nw)
 	}
 	e := &Engine{cfg: cfg, plan: plan, steer: steer, clock: cfg.Clock, info: info}
-	if e.reta, err = newEngineRETA(&cfg, len(qs)); err != nil {
+	if err := e.setupRETA(&cfg, len(qs)); err != nil {
 		return nil, fmt.Errorf("create engine: %w", err)
 	}
 	for w := range nw {

@@ -355,15 +355,21 @@ func (b *recvBuckets) batch(now int64) {
 	b.table = b.st.live.Load()
 }
 
-// newEngineRETA is the table state of a SteerRETA run, nil for RPS.
-func newEngineRETA(cfg *EngineConfig, loops int) (*retaState, error) {
+// setupRETA sets up the table state and the reordering counter of a
+// SteerRETA run; an RPS run has neither.
+func (e *Engine) setupRETA(cfg *EngineConfig, loops int) error {
 	if cfg.Steering.Steer != hash.SteerRETA {
 		if cfg.Rebalance.Interval != 0 {
-			return nil, fmt.Errorf("%w: rebalancing needs RETA steering", ErrConfig)
+			return fmt.Errorf("%w: rebalancing needs RETA steering", ErrConfig)
 		}
-		return nil, nil
+		return nil
 	}
-	return newRETAState(cfg, loops)
+	var err error
+	if e.reta, err = newRETAState(cfg, loops); err != nil {
+		return err
+	}
+	e.ro, err = newReorderState(cfg, loops, cfg.Steering.Workers)
+	return err
 }
 
 // reportSteering adds the SteeringReport of a SteerRETA run to st.
@@ -388,6 +394,9 @@ func (e *Engine) reportSteering(st *runstats.RunStats) error {
 		if sum > 0 {
 			sr.Balance.MaxMean = float64(most) * float64(len(st.Workers)) / float64(sum)
 		}
+	}
+	if sr != nil {
+		sr.Reorder = e.ro.report()
 	}
 	st.Steering = sr
 	return err

@@ -93,6 +93,12 @@ func TestRebalanceLowersDrops(t *testing.T) {
 	ss, ms := static.Steering, moved.Steering
 	t.Logf("static: max/mean %.3f bound %.3f drops %d p99 %v", ss.Balance.MaxMean, ss.Balance.Bound, workerDrops(static), time.Duration(maxSojourn(static, "p99")))
 	t.Logf("rebalanced: max/mean %.3f bound %.3f drops %d p99 %v moves %d", ms.Balance.MaxMean, ms.Balance.Bound, workerDrops(moved), time.Duration(maxSojourn(moved, "p99")), ms.Rebalance.Moves)
+	t.Logf("reorder: static %+v, rebalanced %+v", ss.Reorder, ms.Reorder)
+	// One receive queue and a static table: every flow on one worker, which
+	// serves it in order.
+	if ss.Reorder.Reordered != 0 || !ss.Reorder.Exact || !ms.Reorder.Exact || ss.Reorder.Served+ss.Reorder.Dropped == 0 {
+		t.Errorf("reorder counts: static %+v, rebalanced %+v; want 0 static, both exact", ss.Reorder, ms.Reorder)
+	}
 	if ss.Rebalance != nil || ms.Rebalance == nil || ms.Rebalance.Moves == 0 {
 		t.Fatalf("rebalance reports: static %+v, rebalanced %+v", ss.Rebalance, ms.Rebalance)
 	}

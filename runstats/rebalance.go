@@ -23,6 +23,9 @@ type SteeringReport struct {
 	// table could have done with the run's per-bucket load, in packets.
 	Balance Balance `json:"balance"`
 
+	// Reorder is the packets served out of order within their flow.
+	Reorder ReorderReport `json:"reorder"`
+
 	// Rebalance is what --rebalance did; nil for a static table.
 	Rebalance *RebalanceReport `json:"rebalance,omitempty"`
 
@@ -90,4 +93,20 @@ type IntervalReport struct {
 // traffic replayed with the static table, on the virtual clock.
 type Comparison struct {
 	Static *RunStats `json:"static"`
+}
+
+// ReorderReport counts the packets served while an earlier packet of their
+// flow (by flow hash, in arrival order) finished later on the run's clock:
+// served or dropped on another worker after the table moved the flow. A
+// static table never reorders with one receive queue: each flow stays on
+// one worker, and every consumer serves a flow in order.
+type ReorderReport struct {
+	Served    uint64 `json:"served"`
+	Dropped   uint64 `json:"dropped"`
+	Reordered uint64 `json:"reordered"`
+	// Untracked and Merged count packets the counter could not follow
+	// exactly (reorder.Stats); Exact is true when both are 0.
+	Untracked uint64 `json:"untracked"`
+	Merged    uint64 `json:"merged"`
+	Exact     bool   `json:"exact"`
 }

@@ -121,6 +121,8 @@ func writeSteeringSummary(w io.Writer, st *runstats.RunStats, iface string) {
 		fmt.Fprintf(w, "rebalance every %s: %d buckets moved in %d tables over %d loaded intervals (%.2f%% of the buckets per second)\n",
 			time.Duration(rr.IntervalNs), rr.Moves, rr.Tables, len(rr.Intervals), movedShare(st))
 	}
+	ro := sr.Reorder
+	fmt.Fprintf(w, "reordered: %d of %d packets served (exact: %t)\n", ro.Reordered, ro.Served, ro.Exact)
 	fmt.Fprintf(w, "balanced table for the whole run: max/mean %.3f, %d buckets moved from the final table\n", b.BalancedMaxMean, b.BalancedMoves)
 	if line, ok := ethtoolWeights(b.Table, len(st.Workers), iface); ok {
 		fmt.Fprintf(w, "  %s\n", line)
@@ -132,7 +134,7 @@ func writeSteeringSummary(w io.Writer, st *runstats.RunStats, iface string) {
 	}
 	static := sr.Compare.Static
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "run\tmax/mean\tdrops\tdrops per worker\tp50 µs\tp95 µs\tp99 µs\tbuckets moved/s\t")
+	fmt.Fprintln(tw, "run\tmax/mean\tdrops\tdrops per worker\tp50 µs\tp95 µs\tp99 µs\tbuckets moved/s\treordered\t")
 	for _, run := range []struct {
 		name string
 		st   *runstats.RunStats
@@ -154,8 +156,8 @@ func writeSteeringSummary(w io.Writer, st *runstats.RunStats, iface string) {
 				p[j] = max(p[j], wr.Consumer.SojournNs[q])
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%.3f\t%d\t%s\t%.1f\t%.1f\t%.1f\t%.2f%%\t\n", run.name, run.st.Steering.Balance.MaxMean, drops,
-			strings.Join(perWorker, " "), float64(p[0])/1e3, float64(p[1])/1e3, float64(p[2])/1e3, movedShare(run.st))
+		fmt.Fprintf(tw, "%s\t%.3f\t%d\t%s\t%.1f\t%.1f\t%.1f\t%.2f%%\t%d\t\n", run.name, run.st.Steering.Balance.MaxMean, drops,
+			strings.Join(perWorker, " "), float64(p[0])/1e3, float64(p[1])/1e3, float64(p[2])/1e3, movedShare(run.st), run.st.Steering.Reorder.Reordered)
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "(sojourn: the busiest worker's percentile)")
