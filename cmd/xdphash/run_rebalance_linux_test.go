@@ -1,0 +1,104 @@
+//go:build linux
+
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/xdphash/xdphash/corpus"
+	"github.com/xdphash/xdphash/internal/testenv"
+	"github.com/xdphash/xdphash/internal/vethlab"
+)
+
+// TestRunIfaceRebalance runs xdphash run --steer reta --rebalance on the
+// host end of a veth pair of its own while the peer sends the corpus's base
+// frames (few flows over 4 workers: uneven, so tables change): every frame
+// sent is received and accounted for while the tables change.
+func TestRunIfaceRebalance(t *testing.T) {
+	testenv.RequireRoot(t)
+	lab, err := vethlab.New(vethlab.Config{Queues: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := lab.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	fd := -1
+	err = lab.InPeer(func() error {
+		s, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("open AF_PACKET socket: %w", err)
+		}
+		fd = s
+		return unix.Bind(fd, &unix.SockaddrLinklayer{Ifindex: lab.PeerIndex})
+	})
+	if fd >= 0 {
+		t.Cleanup(func() { unix.Close(fd) })
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "run.json")
+	type result struct {
+		stdout, stderr string
+		code           int
+	}
+	done := make(chan result, 1)
+	go func() {
+		stdout, stderr, code := runXdphash(t, nil, "run", "--iface", lab.Host, "--duration", "3s",
+			"--workers", "4", "--hash-key", kunitKey, "--rx-mode", "poll", "--steer", "reta",
+			"--rebalance=2ms", "--rebalance-dwell", "0", "--rebalance-threshold", "1", "--out", out)
+		done <- result{stdout, stderr, code}
+	}()
+	for deadline := time.Now().Add(5 * time.Second); !xdpAttached(t, lab.Host); {
+		if time.Now().After(deadline) {
+			t.Fatalf("no XDP program on %s after 5 s: %+v", lab.Host, <-done)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond) // the sockets bind after the program attaches
+	sent := 0
+	for start := time.Now(); time.Since(start) < time.Second && sent < 200000; {
+		for _, f := range corpus.Bases() {
+			if err := unix.Sendto(fd, f.Data, 0, &unix.SockaddrLinklayer{Ifindex: lab.PeerIndex}); err == nil {
+				sent++
+			}
+		}
+	}
+	r := <-done
+	if r.code != exitOK {
+		t.Fatalf("exit %d\nstderr: %s", r.code, r.stderr)
+	}
+	st := readRunStats(t, out)
+	var kernelDrops uint64
+	for _, n := range st.Accounting.KernelDrops {
+		kernelDrops += n
+	}
+	if st.Accounting.Received+kernelDrops != uint64(sent) || !st.Accounting.Balanced {
+		t.Errorf("sent %d, received %d, kernel drops %d: %+v", sent, st.Accounting.Received, kernelDrops, st.Accounting)
+	}
+	sr := st.Steering
+	if sr == nil || sr.Rebalance == nil || sr.Rebalance.Tables == 0 {
+		t.Fatalf("no table changed while %d frames went through: %+v", sent, sr)
+	}
+	var bucketed uint64
+	for _, row := range sr.BucketPackets {
+		for _, n := range row {
+			bucketed += n
+		}
+	}
+	if bucketed != st.Accounting.Received {
+		t.Errorf("buckets counted %d packets, received %d", bucketed, st.Accounting.Received)
+	}
+	t.Logf("sent %d frames; %d tables, %d buckets moved; reorder %+v", sent, sr.Rebalance.Tables, sr.Rebalance.Moves, sr.Reorder)
+	if xdpAttached(t, lab.Host) {
+		t.Errorf("an XDP program is still attached to %s", lab.Host)
+	}
+}
