@@ -272,5 +272,6 @@ func charts(m *Measures) ([]chart, error) {
 		}
 		out = append(out, c)
 	}
-	return out, nil
+	sc, err := steeringCharts(m)
+	return append(out, sc...), err
 }

@@ -85,6 +85,7 @@ func (m *Measures) WriteText(w io.Writer) error {
 		ew.flush(tw)
 	}
 
+	m.writeSteeringText(ew)
 	for _, n := range m.Notes {
 		ew.printf("\nnote: %s\n", n)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/xdphash/xdphash/hash"
 	"github.com/xdphash/xdphash/pipeline"
 	"github.com/xdphash/xdphash/rebalance"
+	"github.com/xdphash/xdphash/report"
 	"github.com/xdphash/xdphash/runstats"
 )
 
@@ -124,7 +125,10 @@ func writeSteeringSummary(w io.Writer, st *runstats.RunStats, iface string) {
 	ro := sr.Reorder
 	fmt.Fprintf(w, "reordered: %d of %d packets served (exact: %t)\n", ro.Reordered, ro.Served, ro.Exact)
 	fmt.Fprintf(w, "balanced table for the whole run: max/mean %.3f, %d buckets moved from the final table\n", b.BalancedMaxMean, b.BalancedMoves)
-	if line, ok := ethtoolWeights(b.Table, len(st.Workers), iface); ok {
+	if iface == "" {
+		iface = "IF"
+	}
+	if line := report.EthtoolWeights(b.Table, len(st.Workers), iface); line != "" {
 		fmt.Fprintf(w, "  %s\n", line)
 	} else {
 		fmt.Fprintln(w, "  not expressible as ethtool weights (a worker's buckets are not one contiguous run); the run JSON lists it (steering.balance.balanced_table)")
@@ -171,34 +175,4 @@ func movedShare(st *runstats.RunStats) float64 {
 		return 0
 	}
 	return 100 * float64(sr.Rebalance.Moves) / float64(sr.RETASize) / (float64(st.DurationNs) / 1e9)
-}
-
-// ethtoolWeights returns the `ethtool -X IF weight ...` line that writes
-// table, when ethtool's weighted fill gives exactly that table: each
-// worker's buckets one contiguous run, in worker order.
-func ethtoolWeights(table []uint16, workers int, iface string) (string, bool) {
-	weights := make([]int, workers)
-	for _, q := range table {
-		weights[q]++
-	}
-	r, err := hash.NewRETA(len(table), workers, weights)
-	if err != nil {
-		return "", false
-	}
-	got := r.AppendEntries(nil)
-	if !slices.Equal(got, table) {
-		return "", false
-	}
-	if iface == "" {
-		iface = "IF"
-	}
-	line := fmt.Sprintf("ethtool -X %s equal %d", iface, workers)
-	if slices.Min(weights) != slices.Max(weights) {
-		ws := make([]string, workers)
-		for i, n := range weights {
-			ws[i] = strconv.Itoa(n)
-		}
-		line = fmt.Sprintf("ethtool -X %s weight %s", iface, strings.Join(ws, " "))
-	}
-	return line, true
 }
