@@ -228,3 +228,34 @@ func BenchmarkPipelineRebalance(b *testing.B) {
 		})
 	}
 }
+
+// TestBucketLogBounded: a log of 2048 buckets keeps at most 2^20 cells
+// (512 rows), merging rows in pairs, and loses no packet.
+func TestBucketLogBounded(t *testing.T) {
+	st, err := newRETAState(&EngineConfig{Steering: hash.SteerConfig{Workers: 4, Steer: hash.SteerRETA, RETASize: 2048}, Window: time.Millisecond}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := make([]bucketLoad, 2048)
+	d[5] = bucketLoad{packets: 1, bytes: 100}
+	const windows = 3000
+	for k := range windows {
+		st.addWindow(int64(k)*int64(time.Millisecond), d)
+	}
+	sr, err := st.steeringReport(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := len(sr.BucketPackets)
+	if rows*2048 > runstats.MaxBucketCells || rows < windows/8 || sr.BucketWindowNs != 8*int64(time.Millisecond) {
+		t.Errorf("%d rows of %v, want at most %d of 8ms", rows, time.Duration(sr.BucketWindowNs), runstats.MaxBucketCells/2048)
+	}
+	var packets, bytes uint64
+	for k := range sr.BucketPackets {
+		packets += sr.BucketPackets[k][5]
+		bytes += sr.BucketBytes[k][5]
+	}
+	if packets != windows || bytes != 100*windows {
+		t.Errorf("%d packets and %d bytes in the log, want %d and %d", packets, bytes, windows, 100*windows)
+	}
+}
