@@ -192,6 +192,31 @@ func TestRETABucketsZeroAllocs(t *testing.T) {
 	}
 }
 
+// newBenchEngine is a virtual-clock engine over count frames (0: without
+// end) of the default profile and 2 workers at "max", steered as mode says:
+// "rps", "reta" (static), or "rebalance" every interval.
+func newBenchEngine(b *testing.B, mode string, count uint64, interval time.Duration) *Engine {
+	b.Helper()
+	cfg := EngineConfig{
+		Source:   syntheticSource(b, "default", source.SyntheticConfig{Count: count}),
+		Steering: hash.SteerConfig{Workers: 2, Key: testKey},
+		Flags:    dissect.DefaultFlags,
+		Gates:    dissect.AllGates,
+		Virtual:  true,
+	}
+	if mode != "rps" {
+		cfg.Steering.Steer = hash.SteerRETA
+	}
+	if mode == "rebalance" {
+		cfg.Rebalance.Interval = interval
+	}
+	e, err := NewEngine(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return e
+}
+
 // BenchmarkPipelineRebalance is BenchmarkPipeline (default profile, one
 // receive queue, 2 workers at "max", virtual clock) steered by RPS, by a
 // static RETA counting its buckets, and by a RETA rebalanced every 100 µs
@@ -201,23 +226,7 @@ func TestRETABucketsZeroAllocs(t *testing.T) {
 func BenchmarkPipelineRebalance(b *testing.B) {
 	for _, mode := range []string{"rps", "reta", "rebalance"} {
 		b.Run(mode, func(b *testing.B) {
-			cfg := EngineConfig{
-				Source:   syntheticSource(b, "default", source.SyntheticConfig{Count: uint64(b.N)}),
-				Steering: hash.SteerConfig{Workers: 2, Key: testKey},
-				Flags:    dissect.DefaultFlags,
-				Gates:    dissect.AllGates,
-				Virtual:  true,
-			}
-			if mode != "rps" {
-				cfg.Steering.Steer = hash.SteerRETA
-			}
-			if mode == "rebalance" {
-				cfg.Rebalance.Interval = 100 * time.Millisecond
-			}
-			e, err := NewEngine(cfg)
-			if err != nil {
-				b.Fatal(err)
-			}
+			e := newBenchEngine(b, mode, uint64(b.N), 100*time.Millisecond)
 			b.ResetTimer()
 			start := time.Now()
 			st, err := e.Run(context.Background())
@@ -271,23 +280,7 @@ func TestBucketLogBounded(t *testing.T) {
 func BenchmarkReceiveBatchRebalance(b *testing.B) {
 	for _, mode := range []string{"rps", "reta", "rebalance"} {
 		b.Run(mode, func(b *testing.B) {
-			cfg := EngineConfig{
-				Source:   syntheticSource(b, "default", source.SyntheticConfig{}),
-				Steering: hash.SteerConfig{Workers: 2, Key: testKey},
-				Flags:    dissect.DefaultFlags,
-				Gates:    dissect.AllGates,
-				Virtual:  true,
-			}
-			if mode != "rps" {
-				cfg.Steering.Steer = hash.SteerRETA
-			}
-			if mode == "rebalance" {
-				cfg.Rebalance.Interval = 10 * time.Millisecond
-			}
-			e, err := NewEngine(cfg)
-			if err != nil {
-				b.Fatal(err)
-			}
+			e := newBenchEngine(b, mode, 0, 10*time.Millisecond)
 			r := e.recv[0]
 			for b.Loop() {
 				if err := r.src.Receive(r.batch); err != nil {

@@ -193,13 +193,16 @@ func steeringCharts(m *Measures) ([]chart, error) {
 	return append(out, chart{Title: title, SVG: mv}), nil
 }
 
-// steeringPage is the HTML section of a RETA run, in the page's template set.
-var steeringPage = template.Must(page.New("steering").Parse(`<h2>Indirection table ({{.RETASize}} buckets)</h2>
+// steeringPage is the HTML section of a RETA run, added to the page's
+// template set as "steering".
+const steeringPage = `<h2>Indirection table ({{.RETASize}} buckets)</h2>
 <table><tr><th>run</th><th>max/mean</th><th>bound</th><th>worker</th><th>drops</th><th>sojourn p50</th><th>p95</th><th>p99</th><th>buckets moved</th><th>of the table per s</th><th>reordered</th></tr>
 {{range $r := .Runs}}{{range $w, $d := $r.Drops}}<tr>{{if eq $w 0}}<td class="l" rowspan="{{len $r.Drops}}">{{$r.Name}}</td><td rowspan="{{len $r.Drops}}">{{f3 $r.MaxMean}}</td><td rowspan="{{len $r.Drops}}">{{f3 $r.Bound}}</td>{{end}}<td>{{$w}}</td><td>{{$d}}</td><td>{{sojourn (index $r.SojournNs $w) "p50"}}</td><td>{{sojourn (index $r.SojournNs $w) "p95"}}</td><td>{{sojourn (index $r.SojournNs $w) "p99"}}</td>{{if eq $w 0}}<td rowspan="{{len $r.Drops}}">{{$r.Moves}}</td><td rowspan="{{len $r.Drops}}">{{pct $r.MovesPerSec}}</td><td rowspan="{{len $r.Drops}}">{{$r.Reordered}}</td>{{end}}</tr>
 {{end}}{{end}}</table>
 <p>{{if .Ethtool}}The table that balances the run: <code>{{.Ethtool}}</code>{{else}}The table that balances the run is not expressible as ethtool weights; the run JSON lists it (<code>steering.balance.balanced_table</code>).{{end}}</p>
-`))
+`
+
+func init() { template.Must(page.New("steering").Parse(steeringPage)) }
 
 // EthtoolWeights is the `ethtool -X IF weight ...` (or `equal N`) line that
 // writes table on device iface, "" when ethtool's weighted fill cannot

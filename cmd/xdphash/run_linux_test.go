@@ -3,17 +3,13 @@
 package main
 
 import (
-	"fmt"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
 	"github.com/xdphash/xdphash/corpus"
-	"github.com/xdphash/xdphash/internal/testenv"
-	"github.com/xdphash/xdphash/internal/vethlab"
 )
 
 // xdpAttached tells whether iface has an XDP program attached.
@@ -32,51 +28,11 @@ func xdpAttached(tb testing.TB, iface string) bool {
 // every frame sent is received and accounted for, and the XDP program is
 // gone when the run ends.
 func TestRunIface(t *testing.T) {
-	testenv.RequireRoot(t)
-	lab, err := vethlab.New(vethlab.Config{Queues: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := lab.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	fd := -1
-	err = lab.InPeer(func() error {
-		// Protocol 0: the socket sends and never receives.
-		s, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
-		if err != nil {
-			return fmt.Errorf("open AF_PACKET socket: %w", err)
-		}
-		fd = s
-		return unix.Bind(fd, &unix.SockaddrLinklayer{Ifindex: lab.PeerIndex})
-	})
-	if fd >= 0 {
-		t.Cleanup(func() { unix.Close(fd) })
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	lab, fd := labSender(t, 2)
 
 	out := filepath.Join(t.TempDir(), "run.json")
-	type result struct {
-		stdout, stderr string
-		code           int
-	}
-	done := make(chan result, 1)
-	go func() {
-		stdout, stderr, code := runXdphash(t, nil, "run", "--iface", lab.Host, "--duration", "2s",
-			"--workers", "2", "--hash-key", kunitKey, "--rx-mode", "poll", "--out", out)
-		done <- result{stdout, stderr, code}
-	}()
-	for deadline := time.Now().Add(5 * time.Second); !xdpAttached(t, lab.Host); {
-		if time.Now().After(deadline) {
-			t.Fatalf("no XDP program on %s after 5 s: %+v", lab.Host, <-done)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	time.Sleep(100 * time.Millisecond) // the sockets bind after the program attaches
+	done := startIfaceRun(t, lab.Host, "run", "--iface", lab.Host, "--duration", "2s",
+		"--workers", "2", "--hash-key", kunitKey, "--rx-mode", "poll", "--out", out)
 	sent := 0
 	for range 10 {
 		for _, f := range corpus.Bases() {

@@ -20,50 +20,11 @@ import (
 // frames (few flows over 4 workers: uneven, so tables change): every frame
 // sent is received and accounted for while the tables change.
 func TestRunIfaceRebalance(t *testing.T) {
-	testenv.RequireRoot(t)
-	lab, err := vethlab.New(vethlab.Config{Queues: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := lab.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	fd := -1
-	err = lab.InPeer(func() error {
-		s, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
-		if err != nil {
-			return fmt.Errorf("open AF_PACKET socket: %w", err)
-		}
-		fd = s
-		return unix.Bind(fd, &unix.SockaddrLinklayer{Ifindex: lab.PeerIndex})
-	})
-	if fd >= 0 {
-		t.Cleanup(func() { unix.Close(fd) })
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	lab, fd := labSender(t, 2)
 	out := filepath.Join(t.TempDir(), "run.json")
-	type result struct {
-		stdout, stderr string
-		code           int
-	}
-	done := make(chan result, 1)
-	go func() {
-		stdout, stderr, code := runXdphash(t, nil, "run", "--iface", lab.Host, "--duration", "3s",
-			"--workers", "4", "--hash-key", kunitKey, "--rx-mode", "poll", "--steer", "reta",
-			"--rebalance=2ms", "--rebalance-dwell", "0", "--rebalance-threshold", "1", "--out", out)
-		done <- result{stdout, stderr, code}
-	}()
-	for deadline := time.Now().Add(5 * time.Second); !xdpAttached(t, lab.Host); {
-		if time.Now().After(deadline) {
-			t.Fatalf("no XDP program on %s after 5 s: %+v", lab.Host, <-done)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	time.Sleep(100 * time.Millisecond) // the sockets bind after the program attaches
+	done := startIfaceRun(t, lab.Host, "run", "--iface", lab.Host, "--duration", "3s",
+		"--workers", "4", "--hash-key", kunitKey, "--rx-mode", "poll", "--steer", "reta",
+		"--rebalance=2ms", "--rebalance-dwell", "0", "--rebalance-threshold", "1", "--out", out)
 	sent := 0
 	for start := time.Now(); time.Since(start) < time.Second && sent < 200000; {
 		for _, f := range corpus.Bases() {
@@ -101,4 +62,64 @@ func TestRunIfaceRebalance(t *testing.T) {
 	if xdpAttached(t, lab.Host) {
 		t.Errorf("an XDP program is still attached to %s", lab.Host)
 	}
+}
+
+// labSender makes a lab veth pair with queues receive queues, removed when
+// the test ends, and an AF_PACKET socket bound to the peer end in the lab's
+// namespace, which sends and never receives.
+func labSender(t *testing.T, queues int) (*vethlab.Lab, int) {
+	t.Helper()
+	testenv.RequireRoot(t)
+	lab, err := vethlab.New(vethlab.Config{Queues: queues})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := lab.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	fd := -1
+	err = lab.InPeer(func() error {
+		// Protocol 0: the socket sends and never receives.
+		s, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("open AF_PACKET socket: %w", err)
+		}
+		fd = s
+		return unix.Bind(fd, &unix.SockaddrLinklayer{Ifindex: lab.PeerIndex})
+	})
+	if fd >= 0 {
+		t.Cleanup(func() { unix.Close(fd) })
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lab, fd
+}
+
+// ifaceRunResult is how an xdphash run on a lab veth ended.
+type ifaceRunResult struct {
+	stdout, stderr string
+	code           int
+}
+
+// startIfaceRun starts xdphash with args on its own goroutine and returns
+// once its XDP program is on host and its sockets had time to bind; the
+// channel gives the result when the run ends.
+func startIfaceRun(t *testing.T, host string, args ...string) <-chan ifaceRunResult {
+	t.Helper()
+	done := make(chan ifaceRunResult, 1)
+	go func() {
+		stdout, stderr, code := runXdphash(t, nil, args...)
+		done <- ifaceRunResult{stdout, stderr, code}
+	}()
+	for deadline := time.Now().Add(5 * time.Second); !xdpAttached(t, host); {
+		if time.Now().After(deadline) {
+			t.Fatalf("no XDP program on %s after 5 s: %+v", host, <-done)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond) // the sockets bind after the program attaches
+	return done
 }
