@@ -58,6 +58,12 @@ type retaState struct {
 	active   int // loops still running
 	zero     []uint64
 	report   runstats.RebalanceReport
+	// ro counts the flows in flight in the buckets a table moves (nil
+	// until the engine sets it); before and inFlight are its buffers.
+	ro       *reorderState
+	before   []uint16
+	after    []uint16
+	inFlight []int
 	err      error
 }
 
@@ -94,6 +100,7 @@ func newRETAState(cfg *EngineConfig, loops int) (*retaState, error) {
 	}
 	st.iv = int64(cfg.Rebalance.Interval)
 	st.acc, st.zero = make([]uint64, size), make([]uint64, size)
+	st.before, st.after, st.inFlight = make([]uint16, 0, size), make([]uint16, 0, size), make([]int, size)
 	rc := st.reb.Config()
 	st.report = runstats.RebalanceReport{IntervalNs: st.iv, Threshold: rc.Threshold, Dwell: rc.Dwell}
 	return st, nil
@@ -175,20 +182,41 @@ func (st *retaState) loopDone() {
 
 // close ends the interval being collected: rebalance and report it.
 func (st *retaState) close() {
+	st.before = st.live.Load().AppendEntries(st.before[:0])
 	res := st.apply(st.acc)
 	var total uint64
 	for _, n := range st.acc {
 		total += n
 	}
+	flows := 0
+	if res.Moves > 0 && st.ro != nil {
+		flows = st.flowsMoved()
+	}
+	st.report.FlowsMoved += uint64(flows)
 	if total > 0 {
 		st.record(runstats.IntervalReport{
 			StartNs: st.cur * st.iv, Packets: total, Before: res.Before, After: res.After, Bound: res.Bound,
-			Moves: res.Moves, MovedPackets: res.Moved, Pinned: res.Pinned,
+			Moves: res.Moves, MovedPackets: res.Moved, Pinned: res.Pinned, FlowsMoved: flows,
 		})
 	}
 	clear(st.acc)
 	st.reported = 0
 	st.cur++
+}
+
+// flowsMoved is the flows with packets in flight in the buckets the table
+// just published moved: the flows the move can reorder.
+func (st *retaState) flowsMoved() int {
+	clear(st.inFlight)
+	st.ro.countInFlight(uint64(st.size-1), st.inFlight)
+	n := 0
+	st.after = st.live.Load().AppendEntries(st.after[:0])
+	for b, w := range st.after {
+		if w != st.before[b] {
+			n += st.inFlight[b]
+		}
+	}
+	return n
 }
 
 func (st *retaState) apply(load []uint64) rebalance.Result {
@@ -215,6 +243,7 @@ func (st *retaState) record(ir runstats.IntervalReport) {
 				StartNs: a.StartNs, Packets: a.Packets + b.Packets,
 				Before: max(a.Before, b.Before), After: max(a.After, b.After), Bound: max(a.Bound, b.Bound),
 				Moves: a.Moves + b.Moves, MovedPackets: a.MovedPackets + b.MovedPackets, Pinned: a.Pinned + b.Pinned,
+				FlowsMoved: a.FlowsMoved + b.FlowsMoved,
 			}
 		}
 		ivs = ivs[:n]
@@ -369,6 +398,7 @@ func (e *Engine) setupRETA(cfg *EngineConfig, loops int) error {
 		return err
 	}
 	e.ro, err = newReorderState(cfg, loops, cfg.Steering.Workers)
+	e.reta.ro = e.ro
 	return err
 }
 

@@ -389,4 +389,8 @@ func TestReorderCountMatchesServeLog(t *testing.T) {
 	if got.Reordered != want || !got.Exact || want == 0 {
 		t.Errorf("engine counted %+v, the serve logs %d reordered (want equal, above 0)", got, want)
 	}
+	// Only a flow in flight when its bucket moved can be reordered.
+	if st.Steering.Rebalance.FlowsMoved == 0 {
+		t.Errorf("no flow in flight in a moved bucket, yet %d reordered", got.Reordered)
+	}
 }

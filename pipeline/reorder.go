@@ -68,6 +68,13 @@ func (s *reorderState) finish(served, dropped []queues.Record, now int64) {
 	s.mu.Unlock()
 }
 
+// countInFlight adds the flows with packets in flight to counts[hash&mask].
+func (s *reorderState) countInFlight(mask uint64, counts []int) {
+	s.mu.Lock()
+	s.c.CountInFlight(mask, counts)
+	s.mu.Unlock()
+}
+
 func (s *reorderState) report() runstats.ReorderReport {
 	s.mu.Lock()
 	st := s.c.Stats()

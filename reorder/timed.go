@@ -223,3 +223,15 @@ func (c *TimedCounter) removeFlow(i int) {
 	}
 	c.flows[hole] = timedFlow{}
 }
+
+// CountInFlight adds to counts[id & mask] one per flow with packets in
+// flight (arrived, not all finished): with flow hashes as ids and a table's
+// size - 1 as mask, the flows of each bucket that a move can reorder. It
+// reads the whole flow table.
+func (c *TimedCounter) CountInFlight(mask uint64, counts []int) {
+	for i := range c.flows {
+		if f := &c.flows[i]; f.next != 0 {
+			counts[f.id&mask]++
+		}
+	}
+}

@@ -2,6 +2,7 @@ package reorder
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -110,5 +111,21 @@ func TestTimedZeroAllocs(t *testing.T) {
 		c.Finish(3, a, 1, true)
 	}); n != 0 {
 		t.Errorf("%v allocations", n)
+	}
+}
+
+func TestTimedCountInFlight(t *testing.T) {
+	c, err := NewTimed(16, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []uint64{1, 5, 5, 2, 9} {
+		c.Arrive(id)
+	}
+	c.Finish(2, 1, 10, true) // flow 2 has nothing in flight any more
+	counts := make([]int, 4)
+	c.CountInFlight(3, counts)
+	if want := []int{0, 3, 0, 0}; !slices.Equal(counts, want) {
+		t.Errorf("counts %v, want %v (flows 1, 5, 9 in bucket 1)", counts, want)
 	}
 }

@@ -42,6 +42,7 @@ type SteeringRun struct {
 	// second, Reordered the packets served out of order in their flow.
 	Moves       uint64  `json:"moves"`
 	MovesPerSec float64 `json:"moves_per_sec"`
+	FlowsMoved  uint64  `json:"flows_moved"` // flows in flight in the moved buckets
 	Reordered   uint64  `json:"reordered"`
 	ReorderOK   bool    `json:"reorder_exact"`
 	// Imbalance is max/mean of the packets each worker served in each
@@ -97,7 +98,7 @@ func steeringRun(name string, st *runstats.RunStats) SteeringRun {
 		r.Imbalance = append(r.Imbalance, v)
 	}
 	if rb := sr.Rebalance; rb != nil {
-		r.Moves, r.IntervalNs = rb.Moves, rb.IntervalNs
+		r.Moves, r.IntervalNs, r.FlowsMoved = rb.Moves, rb.IntervalNs, rb.FlowsMoved
 		if st.DurationNs > 0 {
 			r.MovesPerSec = float64(rb.Moves) / float64(sr.RETASize) / (float64(st.DurationNs) / 1e9)
 		}
@@ -116,7 +117,7 @@ func (m *Measures) writeSteeringText(ew *errWriter) {
 	}
 	ew.printf("\nindirection table (%d buckets)\n", sm.RETASize)
 	tw := ew.table()
-	fmt.Fprintf(tw, "run\tmax/mean\tbound\tdrops per worker\tsojourn p50\tp95\tp99 per worker\tbuckets moved\tof the table/s\treordered\t\n")
+	fmt.Fprintf(tw, "run\tmax/mean\tbound\tdrops per worker\tsojourn p50\tp95\tp99 per worker\tbuckets moved\tof the table/s\tflows moved\treordered\t\n")
 	for _, r := range sm.Runs {
 		var drops, p50, p95, p99 []string
 		for w := range r.Drops {
@@ -125,8 +126,8 @@ func (m *Measures) writeSteeringText(ew *errWriter) {
 			p95 = append(p95, sojourn(r.SojournNs[w], "p95"))
 			p99 = append(p99, sojourn(r.SojournNs[w], "p99"))
 		}
-		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%s\t%s\t%s\t%s\t%d\t%.2f%%\t%d\t\n", r.Name, r.MaxMean, r.Bound, strings.Join(drops, " "),
-			strings.Join(p50, " "), strings.Join(p95, " "), strings.Join(p99, " "), r.Moves, 100*r.MovesPerSec, r.Reordered)
+		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%s\t%s\t%s\t%s\t%d\t%.2f%%\t%d\t%d\t\n", r.Name, r.MaxMean, r.Bound, strings.Join(drops, " "),
+			strings.Join(p50, " "), strings.Join(p95, " "), strings.Join(p99, " "), r.Moves, 100*r.MovesPerSec, r.FlowsMoved, r.Reordered)
 	}
 	ew.flush(tw)
 	if sm.Ethtool != "" {
@@ -196,8 +197,8 @@ func steeringCharts(m *Measures) ([]chart, error) {
 // steeringPage is the HTML section of a RETA run, added to the page's
 // template set as "steering".
 const steeringPage = `<h2>Indirection table ({{.RETASize}} buckets)</h2>
-<table><tr><th>run</th><th>max/mean</th><th>bound</th><th>worker</th><th>drops</th><th>sojourn p50</th><th>p95</th><th>p99</th><th>buckets moved</th><th>of the table per s</th><th>reordered</th></tr>
-{{range $r := .Runs}}{{range $w, $d := $r.Drops}}<tr>{{if eq $w 0}}<td class="l" rowspan="{{len $r.Drops}}">{{$r.Name}}</td><td rowspan="{{len $r.Drops}}">{{f3 $r.MaxMean}}</td><td rowspan="{{len $r.Drops}}">{{f3 $r.Bound}}</td>{{end}}<td>{{$w}}</td><td>{{$d}}</td><td>{{sojourn (index $r.SojournNs $w) "p50"}}</td><td>{{sojourn (index $r.SojournNs $w) "p95"}}</td><td>{{sojourn (index $r.SojournNs $w) "p99"}}</td>{{if eq $w 0}}<td rowspan="{{len $r.Drops}}">{{$r.Moves}}</td><td rowspan="{{len $r.Drops}}">{{pct $r.MovesPerSec}}</td><td rowspan="{{len $r.Drops}}">{{$r.Reordered}}</td>{{end}}</tr>
+<table><tr><th>run</th><th>max/mean</th><th>bound</th><th>worker</th><th>drops</th><th>sojourn p50</th><th>p95</th><th>p99</th><th>buckets moved</th><th>of the table per s</th><th>flows moved</th><th>reordered</th></tr>
+{{range $r := .Runs}}{{range $w, $d := $r.Drops}}<tr>{{if eq $w 0}}<td class="l" rowspan="{{len $r.Drops}}">{{$r.Name}}</td><td rowspan="{{len $r.Drops}}">{{f3 $r.MaxMean}}</td><td rowspan="{{len $r.Drops}}">{{f3 $r.Bound}}</td>{{end}}<td>{{$w}}</td><td>{{$d}}</td><td>{{sojourn (index $r.SojournNs $w) "p50"}}</td><td>{{sojourn (index $r.SojournNs $w) "p95"}}</td><td>{{sojourn (index $r.SojournNs $w) "p99"}}</td>{{if eq $w 0}}<td rowspan="{{len $r.Drops}}">{{$r.Moves}}</td><td rowspan="{{len $r.Drops}}">{{pct $r.MovesPerSec}}</td><td rowspan="{{len $r.Drops}}">{{$r.FlowsMoved}}</td><td rowspan="{{len $r.Drops}}">{{$r.Reordered}}</td>{{end}}</tr>
 {{end}}{{end}}</table>
 <p>{{if .Ethtool}}The table that balances the run: <code>{{.Ethtool}}</code>{{else}}The table that balances the run is not expressible as ethtool weights; the run JSON lists it (<code>steering.balance.balanced_table</code>).{{end}}</p>
 `

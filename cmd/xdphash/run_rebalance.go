@@ -119,8 +119,8 @@ func writeSteeringSummary(w io.Writer, st *runstats.RunStats, iface string) {
 	fmt.Fprintf(w, "steering: RETA of %d buckets, worker max/mean %.3f, bound %.3f (%.1f%% above it)\n",
 		sr.RETASize, b.MaxMean, b.Bound, 100*(b.MaxMean/b.Bound-1))
 	if rr := sr.Rebalance; rr != nil {
-		fmt.Fprintf(w, "rebalance every %s: %d buckets moved in %d tables over %d loaded intervals (%.2f%% of the buckets per second)\n",
-			time.Duration(rr.IntervalNs), rr.Moves, rr.Tables, len(rr.Intervals), movedShare(st))
+		fmt.Fprintf(w, "rebalance every %s: %d buckets moved in %d tables over %d loaded intervals (%.2f%% of the buckets per second), %d flows in flight moved\n",
+			time.Duration(rr.IntervalNs), rr.Moves, rr.Tables, len(rr.Intervals), movedShare(st), rr.FlowsMoved)
 	}
 	ro := sr.Reorder
 	fmt.Fprintf(w, "reordered: %d of %d packets served (exact: %t)\n", ro.Reordered, ro.Served, ro.Exact)
