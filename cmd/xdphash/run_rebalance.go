@@ -58,6 +58,8 @@ func (r *rebalanceOptions) check(o *runOptions, changed func(string) bool) error
 		return fmt.Errorf("--compare %q: want static", r.compare)
 	case r.compare != "" && !o.virtualClock:
 		return errors.New("--compare static replays the traffic twice: it needs --virtual-clock (and --pcap or --synthetic with --count)")
+	case r.compare != "" && o.pcap == "-":
+		return errors.New("--compare static reads the capture twice: give a file, not stdin")
 	case r.compare != "" && o.synthetic != "" && o.count == 0:
 		return errors.New("--compare static with --synthetic needs --count: both runs replay the same frames")
 	}

@@ -67,4 +67,14 @@ func TestRunRebalanceFlags(t *testing.T) {
 			t.Errorf("%v: error names no flag: %s", args, stderr)
 		}
 	}
+	for _, args := range [][]string{
+		{"--pcap", "-", "--virtual-clock", "--steer", "reta", "--rebalance", "--compare", "static"},
+	} {
+		_, stderr, code := runXdphash(t, nil, append([]string{"run"}, args...)...)
+		if code == 0 {
+			t.Errorf("%v: accepted", args)
+		} else if !strings.Contains(stderr, "--") {
+			t.Errorf("%v: error names no flag: %s", args, stderr)
+		}
+	}
 }
