@@ -28,9 +28,6 @@ type receiver struct {
 	fl    *queues.FlowLimit // nil without a flow limit
 	bk    *recvBuckets      // nil unless SteerRETA
 	ro    *reorderState     // nil unless SteerRETA
-	// arrivals are the batch's records not yet committed, in arrival
-	// order, for the reordering counter.
-	arrivals []*queues.Record
 	// maxBacklog is netdev_max_backlog: the flow limit's reference.
 	maxBacklog int
 	// help steps a worker whose ring holds this many records (CPUPlan).
@@ -112,7 +109,7 @@ func newReceiver(e *Engine, index int, src source.QueueSource) *receiver {
 	}
 	if e.reta != nil {
 		r.bk = newRecvBuckets(e.reta)
-		r.ro, r.arrivals = e.ro, make([]*queues.Record, 0, cfg.Batch)
+		r.ro = e.ro
 	}
 	r.pub.drops = make([]struct{ full, limited atomic.Uint64 }, len(e.workers))
 	r.pub.steered = make([]atomic.Uint64, len(e.workers))
@@ -150,6 +147,7 @@ func (r *receiver) finish() {
 	r.publish()
 	if r.bk != nil {
 		r.bk.finish()
+		r.ro.loopEnded(r.index)
 	}
 	r.e.running.Add(-1)
 	for _, o := range r.out {
@@ -222,9 +220,6 @@ func (r *receiver) process(b *source.Batch) {
 		rec.FromKeys(&r.keys)
 		rec.Hash, rec.L4, rec.Path = h, l4, path
 		rec.Len, rec.Arrival, rec.Queue = uint32(wireLen), arrival, uint16(r.queue)
-		if r.ro != nil && h != 0 {
-			r.arrivals = append(r.arrivals, rec)
-		}
 	}
 	behind := r.commit()
 	r.publish()
@@ -274,8 +269,7 @@ func (r *receiver) help() (helped bool) {
 // that sleep. It returns whether a ring is now more than half full.
 func (r *receiver) commit() (behind bool) {
 	if r.ro != nil {
-		r.ro.arrive(r.arrivals)
-		r.arrivals = r.arrivals[:0]
+		r.ro.arrive(r.index, r.bk.gen, r.out)
 	}
 	for w := range r.out {
 		o := &r.out[w]

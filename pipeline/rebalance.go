@@ -3,6 +3,7 @@ package pipeline
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/xdphash/xdphash/hash"
@@ -58,13 +59,14 @@ type retaState struct {
 	active   int // loops still running
 	zero     []uint64
 	report   runstats.RebalanceReport
-	// ro counts the flows in flight in the buckets a table moves (nil
-	// until the engine sets it); before and inFlight are its buffers.
-	ro       *reorderState
-	before   []uint16
-	after    []uint16
-	inFlight []int
-	err      error
+	// ro counts reordering (nil until the engine sets it): every table
+	// that moves a bucket is handed to it, before and after, as a new
+	// generation.
+	ro     *reorderState
+	gen    atomic.Uint64
+	before []uint16
+	after  []uint16
+	err    error
 }
 
 func newRETAState(cfg *EngineConfig, loops int) (*retaState, error) {
@@ -100,7 +102,7 @@ func newRETAState(cfg *EngineConfig, loops int) (*retaState, error) {
 	}
 	st.iv = int64(cfg.Rebalance.Interval)
 	st.acc, st.zero = make([]uint64, size), make([]uint64, size)
-	st.before, st.after, st.inFlight = make([]uint16, 0, size), make([]uint16, 0, size), make([]int, size)
+	st.before, st.after = make([]uint16, 0, size), make([]uint16, 0, size)
 	rc := st.reb.Config()
 	st.report = runstats.RebalanceReport{IntervalNs: st.iv, Threshold: rc.Threshold, Dwell: rc.Dwell}
 	return st, nil
@@ -182,41 +184,36 @@ func (st *retaState) loopDone() {
 
 // close ends the interval being collected: rebalance and report it.
 func (st *retaState) close() {
+	// The reordering count sees the move before any loop can commit, or
+	// any worker serve, a packet steered by the new table.
+	if st.ro != nil {
+		st.ro.mu.Lock()
+	}
 	st.before = st.live.Load().AppendEntries(st.before[:0])
 	res := st.apply(st.acc)
+	if res.Moves > 0 {
+		gen := st.gen.Add(1)
+		if st.ro != nil {
+			st.after = st.live.Load().AppendEntries(st.after[:0])
+			st.ro.moveLocked(st.before, st.after, gen)
+		}
+	}
+	if st.ro != nil {
+		st.ro.mu.Unlock()
+	}
 	var total uint64
 	for _, n := range st.acc {
 		total += n
 	}
-	flows := 0
-	if res.Moves > 0 && st.ro != nil {
-		flows = st.flowsMoved()
-	}
-	st.report.FlowsMoved += uint64(flows)
 	if total > 0 {
 		st.record(runstats.IntervalReport{
 			StartNs: st.cur * st.iv, Packets: total, Before: res.Before, After: res.After, Bound: res.Bound,
-			Moves: res.Moves, MovedPackets: res.Moved, Pinned: res.Pinned, FlowsMoved: flows,
+			Moves: res.Moves, MovedPackets: res.Moved, Pinned: res.Pinned,
 		})
 	}
 	clear(st.acc)
 	st.reported = 0
 	st.cur++
-}
-
-// flowsMoved is the flows with packets in flight in the buckets the table
-// just published moved: the flows the move can reorder.
-func (st *retaState) flowsMoved() int {
-	clear(st.inFlight)
-	st.ro.countInFlight(uint64(st.size-1), st.inFlight)
-	n := 0
-	st.after = st.live.Load().AppendEntries(st.after[:0])
-	for b, w := range st.after {
-		if w != st.before[b] {
-			n += st.inFlight[b]
-		}
-	}
-	return n
 }
 
 func (st *retaState) apply(load []uint64) rebalance.Result {
@@ -243,7 +240,6 @@ func (st *retaState) record(ir runstats.IntervalReport) {
 				StartNs: a.StartNs, Packets: a.Packets + b.Packets,
 				Before: max(a.Before, b.Before), After: max(a.After, b.After), Bound: max(a.Bound, b.Bound),
 				Moves: a.Moves + b.Moves, MovedPackets: a.MovedPackets + b.MovedPackets, Pinned: a.Pinned + b.Pinned,
-				FlowsMoved: a.FlowsMoved + b.FlowsMoved,
 			}
 		}
 		ivs = ivs[:n]
@@ -293,6 +289,7 @@ func (st *retaState) steeringReport(workers int) (*runstats.SteeringReport, erro
 type recvBuckets struct {
 	st    *retaState
 	table *hash.RETA
+	gen   uint64 // the generation of table or an older one
 	cum   []bucketLoad
 	// The counts at the end of the last window and interval handed over.
 	atWin []bucketLoad
@@ -342,6 +339,14 @@ func (b *recvBuckets) cross(t int64) {
 		b.ivEnd = max(b.ivEnd+b.st.iv, (t/b.st.iv)*b.st.iv+b.st.iv)
 	}
 	b.next = min(b.winEnd, b.ivEnd)
+	b.load()
+}
+
+// load takes the table in force. The generation is read first: a table is
+// published before its generation, so gen never names a later table than
+// the one loaded.
+func (b *recvBuckets) load() {
+	b.gen = b.st.gen.Load()
 	b.table = b.st.live.Load()
 }
 
@@ -381,7 +386,7 @@ func (b *recvBuckets) batch(now int64) {
 		b.cross(now)
 		return
 	}
-	b.table = b.st.live.Load()
+	b.load()
 }
 
 // setupRETA sets up the table state and the reordering counter of a
@@ -397,9 +402,9 @@ func (e *Engine) setupRETA(cfg *EngineConfig, loops int) error {
 	if e.reta, err = newRETAState(cfg, loops); err != nil {
 		return err
 	}
-	e.ro, err = newReorderState(cfg, loops, cfg.Steering.Workers)
+	e.ro = newReorderState(cfg, e.reta.size, loops, cfg.Steering.Workers)
 	e.reta.ro = e.ro
-	return err
+	return nil
 }
 
 // reportSteering adds the SteeringReport of a SteerRETA run to st.
@@ -426,7 +431,11 @@ func (e *Engine) reportSteering(st *runstats.RunStats) error {
 		}
 	}
 	if sr != nil {
-		sr.Reorder = e.ro.report()
+		var flows uint64
+		sr.Reorder, flows = e.ro.report()
+		if sr.Rebalance != nil {
+			sr.Rebalance.FlowsMoved = flows
+		}
 	}
 	st.Steering = sr
 	return err

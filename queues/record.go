@@ -25,7 +25,6 @@ type Record struct {
 	AddrType uint8        // dissect.AddrType
 	Path     dissect.Path // which dissector produced the keys
 	L4       bool         // skb->l4_hash
-	Tag      uint16       // the packet's number in its flow modulo 2^16 (reorder.Tag), in RETA runs
 }
 
 // FromKeys fills the flow fields of r from dissected keys.

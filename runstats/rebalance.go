@@ -63,9 +63,9 @@ type RebalanceReport struct {
 	// Moves is the buckets moved over the run, Tables the tables published.
 	Moves  uint64 `json:"moves"`
 	Tables uint64 `json:"tables"`
-	// FlowsMoved is the flows that had packets in flight in a bucket when
-	// it moved (a flow moved twice counts twice): the flows a move can
-	// reorder. Flows without packets in flight are not counted.
+	// FlowsMoved is the flows that had packets on a bucket's old worker
+	// after it moved (a flow moved twice counts twice): the flows a move can
+	// reorder. Flows with nothing in flight at the move are not counted.
 	FlowsMoved uint64 `json:"flows_moved"`
 	// Intervals are the intervals that carried load, in order. When a run
 	// has more than MaxIntervals of them, neighbours are merged in pairs
@@ -91,7 +91,6 @@ type IntervalReport struct {
 	Moves        int    `json:"moves"`
 	MovedPackets uint64 `json:"moved_packets"`
 	Pinned       int    `json:"pinned"`
-	FlowsMoved   int    `json:"flows_moved"` // flows in flight in the moved buckets
 }
 
 // Comparison is the other run of `xdphash run --compare static`: the same
