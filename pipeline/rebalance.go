@@ -351,13 +351,13 @@ func (b *recvBuckets) load() {
 }
 
 func (b *recvBuckets) flushWindow(start int64) {
-	any := false
+	loaded := false
 	for i, c := range b.cum {
 		b.win[i] = bucketLoad{c.packets - b.atWin[i].packets, c.bytes - b.atWin[i].bytes}
-		any = any || b.win[i].packets > 0
+		loaded = loaded || b.win[i].packets > 0
 	}
 	copy(b.atWin, b.cum)
-	if any {
+	if loaded {
 		b.st.addWindow(start, b.win)
 	}
 }

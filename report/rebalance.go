@@ -26,6 +26,11 @@ type SteeringMeasures struct {
 	// contiguous run).
 	BalancedTable []uint16 `json:"balanced_table"`
 	Ethtool       string   `json:"ethtool,omitempty"`
+	// Weights is the `ethtool -X IF weight ...` line that balances the
+	// run's load best of all the tables ethtool weights can write (see
+	// BestWeights), and WeightsMaxMean its max/mean.
+	Weights        string  `json:"weights,omitempty"`
+	WeightsMaxMean float64 `json:"weights_max_mean,omitempty"`
 }
 
 // SteeringRun is one run's table measures.
@@ -60,6 +65,7 @@ func computeSteering(st *runstats.RunStats) *SteeringMeasures {
 		return nil
 	}
 	sm := &SteeringMeasures{RETASize: sr.RETASize, BalancedTable: sr.Balance.Table, Ethtool: EthtoolWeights(sr.Balance.Table, len(st.Workers), "IF")}
+	sm.Weights, sm.WeightsMaxMean = WeightsLine(st, "IF")
 	if sr.Compare != nil && sr.Compare.Static != nil && sr.Compare.Static.Steering != nil {
 		sm.Runs = append(sm.Runs, steeringRun("static", sr.Compare.Static))
 	}
@@ -133,7 +139,10 @@ func (m *Measures) writeSteeringText(ew *errWriter) {
 	if sm.Ethtool != "" {
 		ew.printf("  the table that balances the run: %s\n", sm.Ethtool)
 	} else {
-		ew.printf("  the table that balances the run is not expressible as ethtool weights: see steering.balance.balanced_table in the run JSON\n")
+		ew.printf("  the table that balances the run is not an ethtool -X line: see steering.balance.balanced_table in the run JSON\n")
+	}
+	if sm.Weights != "" {
+		ew.printf("  the best ethtool weights can do: %s (max/mean %.3f)\n", sm.Weights, sm.WeightsMaxMean)
 	}
 }
 
@@ -200,25 +209,121 @@ const steeringPage = `<h2>Indirection table ({{.RETASize}} buckets)</h2>
 <table><tr><th>run</th><th>max/mean</th><th>bound</th><th>worker</th><th>drops</th><th>sojourn p50</th><th>p95</th><th>p99</th><th>buckets moved</th><th>of the table per s</th><th>flows moved</th><th>reordered</th></tr>
 {{range $r := .Runs}}{{range $w, $d := $r.Drops}}<tr>{{if eq $w 0}}<td class="l" rowspan="{{len $r.Drops}}">{{$r.Name}}</td><td rowspan="{{len $r.Drops}}">{{f3 $r.MaxMean}}</td><td rowspan="{{len $r.Drops}}">{{f3 $r.Bound}}</td>{{end}}<td>{{$w}}</td><td>{{$d}}</td><td>{{sojourn (index $r.SojournNs $w) "p50"}}</td><td>{{sojourn (index $r.SojournNs $w) "p95"}}</td><td>{{sojourn (index $r.SojournNs $w) "p99"}}</td>{{if eq $w 0}}<td rowspan="{{len $r.Drops}}">{{$r.Moves}}</td><td rowspan="{{len $r.Drops}}">{{pct $r.MovesPerSec}}</td><td rowspan="{{len $r.Drops}}">{{$r.FlowsMoved}}</td><td rowspan="{{len $r.Drops}}">{{$r.Reordered}}</td>{{end}}</tr>
 {{end}}{{end}}</table>
-<p>{{if .Ethtool}}The table that balances the run: <code>{{.Ethtool}}</code>{{else}}The table that balances the run is not expressible as ethtool weights; the run JSON lists it (<code>steering.balance.balanced_table</code>).{{end}}</p>
+<p>{{if .Ethtool}}The table that balances the run: <code>{{.Ethtool}}</code>{{else}}The table that balances the run is not an ethtool -X line; the run JSON lists it (<code>steering.balance.balanced_table</code>).{{end}}</p>
+{{if .Weights}}<p>The best ethtool weights can do: <code>{{.Weights}}</code> (max/mean {{f3 .WeightsMaxMean}}).</p>{{end}}
 `
 
 func init() { template.Must(page.New("steering").Parse(steeringPage)) }
 
-// EthtoolWeights is the `ethtool -X IF weight ...` (or `equal N`) line that
-// writes table on device iface, "" when ethtool's weighted fill cannot
-// produce it.
+// EthtoolWeights is the ethtool line that writes table on device iface:
+// `ethtool -X IF equal N` for the round robin, `ethtool -X IF weight ...`
+// for contiguous runs (weights reduced by their common divisor, which fills
+// the same table); "" when ethtool can write neither.
 func EthtoolWeights(table []uint16, workers int, iface string) string {
-	weights, ok := hash.WeightsOf(table, workers)
-	if !ok || workers == 0 {
+	if workers < 1 {
 		return ""
 	}
-	if slices.Min(weights) == slices.Max(weights) {
+	if rr, err := hash.NewRETA(len(table), workers, nil); err == nil && slices.Equal(rr.AppendEntries(nil), table) {
 		return fmt.Sprintf("ethtool -X %s equal %d", iface, workers)
+	}
+	weights, ok := hash.WeightsOf(table, workers)
+	if !ok {
+		return ""
+	}
+	g := 0
+	for _, w := range weights {
+		g = gcd(g, w)
 	}
 	ws := make([]string, workers)
 	for i, n := range weights {
-		ws[i] = strconv.Itoa(n)
+		ws[i] = strconv.Itoa(n / g)
 	}
 	return fmt.Sprintf("ethtool -X %s weight %s", iface, strings.Join(ws, " "))
+}
+
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+// BestWeights returns the ethtool weights whose table balances load (per
+// bucket, in table order) best over workers: ethtool gives each worker one
+// contiguous run of entries, so that is the linear partition of the buckets
+// into at most workers runs with the lightest heaviest run. It returns the
+// weights (a run's length, reduced by their common divisor; 0 for a worker
+// left without entries) and the heaviest run's max/mean, 0 without load.
+func BestWeights(load []uint64, workers int) ([]int, float64) {
+	var total, heaviest uint64
+	for _, l := range load {
+		total += l
+		heaviest = max(heaviest, l)
+	}
+	if total == 0 || workers < 1 || len(load) == 0 {
+		return nil, 0
+	}
+	// runs is the fewest runs none heavier than limit (each bucket fits).
+	runs := func(limit uint64) int {
+		n, sum := 1, uint64(0)
+		for _, l := range load {
+			if sum+l > limit {
+				n, sum = n+1, 0
+			}
+			sum += l
+		}
+		return n
+	}
+	lo, hi := heaviest, total
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if runs(mid) <= workers {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	weights := make([]int, workers)
+	w, sum := 0, uint64(0)
+	for _, l := range load {
+		if sum+l > lo {
+			w, sum = w+1, 0
+		}
+		sum += l
+		weights[w]++
+	}
+	g := 0
+	for _, n := range weights {
+		g = gcd(g, n)
+	}
+	for i := range weights {
+		weights[i] /= g
+	}
+	return weights, float64(lo) * float64(workers) / float64(total)
+}
+
+// WeightsLine is the `ethtool -X iface weight ...` line of BestWeights over
+// the run's per-bucket packets, and its max/mean; "" without load.
+func WeightsLine(st *runstats.RunStats, iface string) (string, float64) {
+	sr := st.Steering
+	if sr == nil {
+		return "", 0
+	}
+	load := make([]uint64, sr.RETASize)
+	for _, row := range sr.BucketPackets {
+		for b, n := range row {
+			if b < len(load) {
+				load[b] += n
+			}
+		}
+	}
+	weights, mm := BestWeights(load, len(st.Workers))
+	if weights == nil {
+		return "", 0
+	}
+	ws := make([]string, len(weights))
+	for i, n := range weights {
+		ws[i] = strconv.Itoa(n)
+	}
+	return fmt.Sprintf("ethtool -X %s weight %s", iface, strings.Join(ws, " ")), mm
 }

@@ -2,6 +2,8 @@ package report
 
 import (
 	"bytes"
+	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -46,14 +48,14 @@ func TestSteeringMeasures(t *testing.T) {
 	if r.Moves != 1 || r.MovesPerSec != 1.25 || r.Reordered != 7 || len(r.IntervalMoves) != 2 {
 		t.Errorf("rebalanced run %+v", r)
 	}
-	if sm.Ethtool != "ethtool -X IF equal 2" {
+	if sm.Ethtool != "ethtool -X IF weight 1 1" {
 		t.Errorf("ethtool line %q", sm.Ethtool)
 	}
 	var text bytes.Buffer
 	if err := m.WriteText(&text); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"indirection table (4 buckets)", "static ", "rebalanced ", "ethtool -X IF equal 2"} {
+	for _, want := range []string{"indirection table (4 buckets)", "static ", "rebalanced ", "ethtool -X IF weight 1 1"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, text.String())
 		}
@@ -76,11 +78,33 @@ func TestEthtoolWeights(t *testing.T) {
 		want  string
 	}{
 		{[]uint16{0, 0, 0, 1}, "ethtool -X IF weight 3 1"},
-		{[]uint16{0, 1, 0, 1}, ""}, // not contiguous
-		{[]uint16{0, 0, 1, 1}, "ethtool -X IF equal 2"},
+		{[]uint16{0, 1, 0, 1}, "ethtool -X IF equal 2"}, // the round robin
+		{[]uint16{0, 0, 1, 1}, "ethtool -X IF weight 1 1"},
+		{[]uint16{0, 1, 1, 0}, ""},
+		{[]uint16{0, 0, 0, 0, 0, 0, 1, 1}, "ethtool -X IF weight 3 1"},
 	} {
 		if got := EthtoolWeights(tc.table, 2, "IF"); got != tc.want {
 			t.Errorf("%v: %q, want %q", tc.table, got, tc.want)
+		}
+	}
+}
+
+func TestBestWeights(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		load    []uint64
+		workers int
+		want    []int
+		maxMean float64
+	}{
+		{"even", []uint64{1, 1, 1, 1}, 2, []int{1, 1}, 1},
+		{"heavy first", []uint64{6, 1, 1, 1, 1, 1, 1}, 2, []int{1, 6}, 1.0},
+		{"heavy bucket bound", []uint64{9, 1, 1, 1}, 2, []int{1, 3}, 1.5},
+		{"more workers than buckets", []uint64{2, 2}, 4, []int{1, 1, 0, 0}, 2},
+	} {
+		got, mm := BestWeights(tc.load, tc.workers)
+		if !slices.Equal(got, tc.want) || math.Abs(mm-tc.maxMean) > 1e-9 {
+			t.Errorf("%s: %v, %.3f; want %v, %.3f", tc.name, got, mm, tc.want, tc.maxMean)
 		}
 	}
 }

@@ -133,7 +133,10 @@ func writeSteeringSummary(w io.Writer, st *runstats.RunStats, iface string) {
 	if line := report.EthtoolWeights(b.Table, len(st.Workers), iface); line != "" {
 		fmt.Fprintf(w, "  %s\n", line)
 	} else {
-		fmt.Fprintln(w, "  not expressible as ethtool weights (a worker's buckets are not one contiguous run); the run JSON lists it (steering.balance.balanced_table)")
+		fmt.Fprintln(w, "  not expressible as an ethtool -X line (neither the round robin nor one contiguous run per worker); the run JSON lists it (steering.balance.balanced_table)")
+	}
+	if line, mm := report.WeightsLine(st, iface); line != "" {
+		fmt.Fprintf(w, "the best ethtool weights can do: %s (max/mean %.3f)\n", line, mm)
 	}
 	if sr.Compare == nil || sr.Compare.Static == nil {
 		return
