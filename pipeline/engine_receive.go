@@ -172,6 +172,7 @@ func (r *receiver) process(b *source.Batch) {
 		r.closeWindows(now)
 	}
 	if r.bk != nil {
+		r.ro.batch(r.index, true)
 		r.bk.batch(now)
 	}
 	for i, frame := range b.Frames {
@@ -222,6 +223,9 @@ func (r *receiver) process(b *source.Batch) {
 		rec.Len, rec.Arrival, rec.Queue = uint32(wireLen), arrival, uint16(r.queue)
 	}
 	behind := r.commit()
+	if r.ro != nil {
+		r.ro.batch(r.index, false)
+	}
 	r.publish()
 	if helped := r.help(); behind && !helped {
 		// A worker lags, and this loop could not step it. With fewer

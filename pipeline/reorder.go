@@ -3,6 +3,7 @@ package pipeline
 import (
 	"cmp"
 	"sync"
+	"sync/atomic"
 
 	"github.com/xdphash/xdphash/queues"
 	"github.com/xdphash/xdphash/runstats"
@@ -35,9 +36,15 @@ type reorderState struct {
 	inflight []int32       // [worker*size + bucket]
 	trans    []*transition // per bucket: nil when the bucket did not move
 	active   []int32       // buckets with a transition not yet drained
+	nActive  atomic.Int32  // len(active), read without mu
 	spare    []*transition
 	loopGen  []uint64 // per loop: the table generation of its last commit
 	loopDone []bool
+	// inBatch is set by a loop from before it loads the table for a batch
+	// until it has committed the batch: a loop outside a batch holds no
+	// record steered by an old table, and loads the table in force when
+	// its next batch begins.
+	inBatch []atomic.Bool
 	// maxPending bounds a transition's kept serves: the packets the engine
 	// can hold at once.
 	maxPending int
@@ -69,6 +76,7 @@ func newReorderState(cfg *EngineConfig, size, loops, workers int) *reorderState 
 		trans:      make([]*transition, size),
 		loopGen:    make([]uint64, loops),
 		loopDone:   make([]bool, loops),
+		inBatch:    make([]atomic.Bool, loops),
 		maxPending: workers * (loops*(cfg.RingSize+1) + limit),
 	}
 }
@@ -189,15 +197,30 @@ func (s *reorderState) settle() {
 		s.active[i] = s.active[len(s.active)-1]
 		s.active = s.active[:len(s.active)-1]
 	}
+	s.nActive.Store(int32(len(s.active)))
 }
 
+// loopsPast reports whether no loop can still steer by a table older than
+// generation gen: each has committed with it or a later one, ended, or is
+// between batches.
 func (s *reorderState) loopsPast(gen uint64) bool {
 	for l, g := range s.loopGen {
-		if g < gen && !s.loopDone[l] {
+		if g < gen && !s.loopDone[l] && s.inBatch[l].Load() {
 			return false
 		}
 	}
 	return true
+}
+
+// batch marks loop as inside a batch or not. A loop that leaves its batch
+// settles the transitions that waited for it.
+func (s *reorderState) batch(loop int, in bool) {
+	s.inBatch[loop].Store(in)
+	if !in && s.nActive.Load() > 0 {
+		s.mu.Lock()
+		s.settle()
+		s.mu.Unlock()
+	}
 }
 
 // judge counts tr's kept serves against the latest finishes on its old
@@ -264,6 +287,7 @@ func (s *reorderState) report() (runstats.ReorderReport, uint64) {
 		s.judge(tr)
 	}
 	s.active = s.active[:0]
+	s.nActive.Store(0)
 	flows := s.flowsMoved
 	for _, tr := range s.trans {
 		if tr != nil {
