@@ -275,12 +275,16 @@ func TestBucketLogBounded(t *testing.T) {
 // workers' polls on one goroutine (no scheduling in the measure): the
 // default profile, 2 workers at "max", virtual clock, steered by RPS, by a
 // static RETA (counting buckets and reordering), and by a RETA rebalanced
-// every 10 ms of virtual time (frames are stamped 1 µs apart): the CPU cost
-// per batch of each. Interleave runs of the three for an A/B.
+// every 10 ms and every 100 ms of virtual time (frames are stamped 1 µs
+// apart): the CPU cost per batch of each. Interleave runs for an A/B.
 func BenchmarkReceiveBatchRebalance(b *testing.B) {
-	for _, mode := range []string{"rps", "reta", "rebalance"} {
+	for _, mode := range []string{"rps", "reta", "rebalance", "rebalance100ms"} {
 		b.Run(mode, func(b *testing.B) {
-			e := newBenchEngine(b, mode, 0, 10*time.Millisecond)
+			interval := 10 * time.Millisecond
+			if mode == "rebalance100ms" {
+				mode, interval = "rebalance", 100*time.Millisecond
+			}
+			e := newBenchEngine(b, mode, 0, interval)
 			r := e.recv[0]
 			for b.Loop() {
 				if err := r.src.Receive(r.batch); err != nil {
