@@ -41,18 +41,7 @@ func TestRunIface(t *testing.T) {
 			}
 		}
 	}
-	r := <-done
-	if r.code != exitOK {
-		t.Fatalf("exit %d\nstderr: %s", r.code, r.stderr)
-	}
-	st := readRunStats(t, out)
-	var kernelDrops uint64
-	for _, n := range st.Accounting.KernelDrops {
-		kernelDrops += n
-	}
-	if st.Accounting.Received+kernelDrops != uint64(sent) || !st.Accounting.Balanced {
-		t.Errorf("sent %d, received %d, kernel drops %d: %+v", sent, st.Accounting.Received, kernelDrops, st.Accounting)
-	}
+	st := finishIfaceRun(t, done, out, sent)
 	if len(st.Queues) != 2 || st.Config.Source != "afxdp:"+lab.Host || st.Config.RxMode != "poll" {
 		t.Errorf("queues %d, config %+v", len(st.Queues), st.Config)
 	}

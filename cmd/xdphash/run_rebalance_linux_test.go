@@ -13,6 +13,7 @@ import (
 	"github.com/xdphash/xdphash/corpus"
 	"github.com/xdphash/xdphash/internal/testenv"
 	"github.com/xdphash/xdphash/internal/vethlab"
+	"github.com/xdphash/xdphash/runstats"
 )
 
 // TestRunIfaceRebalance runs xdphash run --steer reta --rebalance on the
@@ -33,18 +34,7 @@ func TestRunIfaceRebalance(t *testing.T) {
 			}
 		}
 	}
-	r := <-done
-	if r.code != exitOK {
-		t.Fatalf("exit %d\nstderr: %s", r.code, r.stderr)
-	}
-	st := readRunStats(t, out)
-	var kernelDrops uint64
-	for _, n := range st.Accounting.KernelDrops {
-		kernelDrops += n
-	}
-	if st.Accounting.Received+kernelDrops != uint64(sent) || !st.Accounting.Balanced {
-		t.Errorf("sent %d, received %d, kernel drops %d: %+v", sent, st.Accounting.Received, kernelDrops, st.Accounting)
-	}
+	st := finishIfaceRun(t, done, out, sent)
 	sr := st.Steering
 	if sr == nil || sr.Rebalance == nil || sr.Rebalance.Tables == 0 {
 		t.Fatalf("no table changed while %d frames went through: %+v", sent, sr)
@@ -122,4 +112,24 @@ func startIfaceRun(t *testing.T, host string, args ...string) <-chan ifaceRunRes
 	}
 	time.Sleep(100 * time.Millisecond) // the sockets bind after the program attaches
 	return done
+}
+
+// finishIfaceRun waits for the run started by startIfaceRun and reads its
+// statistics from out: it must have succeeded and accounted for every one
+// of the sent frames, received or dropped by the kernel before the loops.
+func finishIfaceRun(t *testing.T, done <-chan ifaceRunResult, out string, sent int) *runstats.RunStats {
+	t.Helper()
+	r := <-done
+	if r.code != exitOK {
+		t.Fatalf("exit %d\nstderr: %s", r.code, r.stderr)
+	}
+	st := readRunStats(t, out)
+	var kernelDrops uint64
+	for _, n := range st.Accounting.KernelDrops {
+		kernelDrops += n
+	}
+	if st.Accounting.Received+kernelDrops != uint64(sent) || !st.Accounting.Balanced {
+		t.Errorf("sent %d, received %d, kernel drops %d: %+v", sent, st.Accounting.Received, kernelDrops, st.Accounting)
+	}
+	return st
 }
