@@ -13,6 +13,12 @@
 // (package runstats) from them for the status line, the live metrics and the
 // final report alike.
 //
+// Steered by an indirection table (hash.SteerRETA), the loops also count the
+// load of each table bucket and, with [RebalanceConfig], hand it to a
+// rebalance.Rebalancer at each interval, whose new table they pick up with
+// one atomic load per batch; every such run counts the packets a move
+// reorders (docs/rebalance.md).
+//
 // [PlanCPUs] computes, once per run, how the loops and workers share the
 // processors: AF_XDP's receive mode, how idle workers wait, whether receive
 // loops step the workers themselves (as a CPU's softirq processes its own

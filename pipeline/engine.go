@@ -143,6 +143,10 @@ type EngineConfig struct {
 	// blind to stripped tags computes (--check-device-hash then reports
 	// the tagged frames as conflicts).
 	WithholdVLANTag bool
+
+	// Rebalance, with SteerRETA, rewrites the table from each interval's
+	// per-bucket load (see RebalanceConfig); the zero value keeps it static.
+	Rebalance RebalanceConfig
 }
 
 // Engine runs the receive side: one receive loop per receive queue, which
@@ -152,6 +156,8 @@ type Engine struct {
 	cfg     EngineConfig
 	plan    CPUPlan
 	steer   *hash.Steering
+	reta    *retaState    // nil unless SteerRETA
+	ro      *reorderState // nil unless SteerRETA
 	clock   source.Clock
 	recv    []*receiver
 	workers []*worker
@@ -234,6 +240,9 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	e := &Engine{cfg: cfg, plan: plan, steer: steer, clock: cfg.Clock, info: info, host: runstats.Host{
 		Kernel: kernel.Release(), CPUModel: kernel.CPUModel(), CPUs: runtime.NumCPU(), Go: runtime.Version(),
 	}}
+	if err := e.setupRETA(&cfg, len(qs)); err != nil {
+		return nil, fmt.Errorf("create engine: %w", err)
+	}
 	for w := range nw {
 		cpu := -1
 		if len(plan.WorkerCPUs) > 0 {
@@ -295,6 +304,9 @@ func (e *Engine) Run(ctx context.Context) (*runstats.RunStats, error) {
 	workers.Wait()
 	end := e.clock() - base
 	stats := e.report(end)
+	if err := e.reportSteering(stats); err != nil && e.err == nil {
+		e.err = err
+	}
 	if e.err != nil {
 		return stats, e.err
 	}

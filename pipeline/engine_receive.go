@@ -26,6 +26,8 @@ type receiver struct {
 	d     *dissect.Dissector
 	steer *hash.Steering
 	fl    *queues.FlowLimit // nil without a flow limit
+	bk    *recvBuckets      // nil unless SteerRETA
+	ro    *reorderState     // nil unless SteerRETA
 	// maxBacklog is netdev_max_backlog: the flow limit's reference.
 	maxBacklog int
 	// help steps a worker whose ring holds this many records (CPUPlan).
@@ -109,6 +111,10 @@ func newReceiver(e *Engine, index int, src source.QueueSource) *receiver {
 	if cfg.FlowLimit > 0 {
 		r.fl = queues.NewFlowLimit(cfg.FlowLimit)
 	}
+	if e.reta != nil {
+		r.bk = newRecvBuckets(e.reta)
+		r.ro = e.ro
+	}
 	r.pub.drops = make([]struct{ full, limited atomic.Uint64 }, len(e.workers))
 	r.pub.steered = make([]atomic.Uint64, len(e.workers))
 	for _, wk := range e.workers {
@@ -143,6 +149,10 @@ func (r *receiver) run() error {
 func (r *receiver) finish() {
 	r.win.push(r.snap())
 	r.publish()
+	if r.bk != nil {
+		r.bk.finish()
+		r.ro.loopEnded(r.index)
+	}
 	r.e.running.Add(-1)
 	for _, o := range r.out {
 		o.w.wakeUp()
@@ -165,6 +175,10 @@ func (r *receiver) process(b *source.Batch) {
 		now = r.e.clock() - r.base
 		r.closeWindows(now)
 	}
+	if r.bk != nil {
+		r.ro.batch(r.index, true)
+		r.bk.batch(now)
+	}
 	for i, frame := range b.Frames {
 		arrival := now
 		if r.virtual {
@@ -172,6 +186,9 @@ func (r *receiver) process(b *source.Batch) {
 			// the latest arrival.
 			arrival = max(b.Arrival[i], r.last)
 			r.closeWindows(arrival)
+			if r.bk != nil && arrival >= r.bk.next {
+				r.bk.cross(arrival)
+			}
 		}
 		if !r.virtual && i < len(b.Meta) && b.Meta[i].HasTimestamp() {
 			arrival = r.dev.arrival(b.Meta[i].Timestamp, now, r.last)
@@ -198,7 +215,12 @@ func (r *receiver) process(b *source.Batch) {
 			path, h, l4, hsrc = r.hashMeta(frame, meta)
 		}
 		r.dev.sources[hsrc]++
-		w := r.steer.Worker(h, r.queue)
+		var w int
+		if r.bk != nil {
+			w = r.bk.steer(r.steer, h, r.queue, wireLen)
+		} else {
+			w = r.steer.Worker(h, r.queue)
+		}
 		if r.e.cfg.Sampler != nil {
 			r.e.cfg.Sampler.offer(r.index, frame, r.dev.tag(b, i), h, w, r.queue)
 		}
@@ -226,6 +248,9 @@ func (r *receiver) process(b *source.Batch) {
 		rec.Len, rec.Arrival, rec.Queue = uint32(wireLen), arrival, uint16(r.queue)
 	}
 	behind := r.commit()
+	if r.ro != nil {
+		r.ro.batch(r.index, false)
+	}
 	r.publish()
 	if helped := r.help(); behind && !helped {
 		// A worker lags, and this loop could not step it. With fewer
@@ -272,6 +297,9 @@ func (r *receiver) help() (helped bool) {
 // commit publishes the batch's records to every worker and wakes the workers
 // that sleep. It returns whether a ring is now more than half full.
 func (r *receiver) commit() (behind bool) {
+	if r.ro != nil {
+		r.ro.arrive(r.index, r.bk.gen, r.out)
+	}
 	for w := range r.out {
 		o := &r.out[w]
 		if o.n == 0 {

@@ -42,6 +42,8 @@ type worker struct {
 	rate  queues.Rate
 	tb    *queues.TokenBucket
 	out   []queues.Record // Dequeue's output, serveChunk long
+	ro    *reorderState   // nil unless the run counts reordering
+	drops queues.DropLog  // the consumer's drops, for ro
 
 	yields int // yields before sleeping (CPUPlan.WorkerYields)
 	// shared is set when receive loops may step the worker on their own
@@ -106,6 +108,8 @@ func newWorker(e *Engine, index, cpu, loops int) *worker {
 		timer:   time.NewTimer(time.Hour),
 	}
 	w.timer.Stop()
+	w.ro = e.ro
+	w.logDrops()
 	for range loops {
 		w.rings = append(w.rings, queues.NewRing(cfg.RingSize+1))
 	}
@@ -214,6 +218,7 @@ func (w *worker) feed(recs []queues.Record) {
 			w.closeWindows(w.now)
 		}
 		w.cons.Enqueue(chunk, w.now)
+		w.finished(nil, w.now)
 		if w.rate.IsMax() {
 			w.serve(w.now)
 		}
@@ -244,6 +249,7 @@ func (w *worker) serve(now int64) {
 			return
 		}
 		got := w.cons.Dequeue(now, budget, w.out[:0])
+		w.finished(got, now)
 		var bytes int64
 		for i := range got {
 			bytes += int64(got[i].Len)

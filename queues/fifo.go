@@ -15,6 +15,7 @@ type FIFO struct {
 	enqueued uint64
 	dequeued uint64
 	dropped  uint64
+	drops    *DropLog // nil: dropped records are only counted
 }
 
 // NewFIFO returns an empty queue of limit packets (at least 1).
@@ -27,6 +28,7 @@ func (q *FIFO) Enqueue(recs []Record, _ int64) {
 	for i := range recs {
 		if q.n == len(q.buf) {
 			q.dropped += uint64(len(recs) - i)
+			q.drops.addAll(recs[i:])
 			return
 		}
 		t := q.head + q.n

@@ -181,7 +181,7 @@ func (s *FlowStats) Report() runstats.FlowReport {
 }
 
 // SojournNs is the sojourn time percentiles of ConsumerReport: p50, p90,
-// p99 and max; nil when nothing was served.
+// p95, p99 and max; nil when nothing was served.
 func (s *FlowStats) SojournNs() map[string]int64 {
 	if s.sojourn.Count() == 0 {
 		return nil
@@ -189,6 +189,7 @@ func (s *FlowStats) SojournNs() map[string]int64 {
 	return map[string]int64{
 		"p50": s.sojourn.Quantile(0.5),
 		"p90": s.sojourn.Quantile(0.9),
+		"p95": s.sojourn.Quantile(0.95),
 		"p99": s.sojourn.Quantile(0.99),
 		"max": s.sojourn.Max(),
 	}

@@ -40,6 +40,7 @@ type FQ struct {
 	enqueued    uint64
 	dequeued    uint64
 	dropLimit   uint64
+	drops       *DropLog // nil: dropped records are only counted
 	dropFlowLim uint64
 	fastPath    uint64
 	flowStats   *FlowStats
@@ -97,6 +98,7 @@ func (q *FQ) Enqueue(recs []Record, now int64) {
 		key := r.Hash & q.p.orphanMask
 		if q.bandPkts >= q.p.limit {
 			q.dropLimit++
+			q.drops.add(r)
 			continue
 		}
 		// fq_fastpath_check, without pacing: nothing is in the future.
@@ -116,6 +118,7 @@ func (q *FQ) Enqueue(recs []Record, now int64) {
 		}
 		if int(f.qlen) >= q.p.flowLimit {
 			q.dropFlowLim++
+			q.drops.add(r)
 			continue
 		}
 		if f.state == fqDetached {

@@ -38,6 +38,7 @@ type FQCodel struct {
 	maxBacklog               int
 	enqueued, dequeued       uint64
 	dropCodel, dropOverlimit uint64
+	drops                    *DropLog // nil: dropped records are only counted
 	dropOvermemory, ceMarks  uint64
 	flowStats                *FlowStats
 }
@@ -133,6 +134,7 @@ func (q *FQCodel) dropFattest() uint64 {
 			break // only zero-length records were queued: nothing is fat
 		}
 		l := q.pool.recs[p].Len
+		q.drops.add(&q.pool.recs[p])
 		bytes += l
 		mem += int64(l) + skbOverhead
 		q.pool.release(p)
@@ -238,6 +240,7 @@ func (q *FQCodel) shouldDrop(v *codelVars, p int32, now codelTime) bool {
 // codelDrop drops packet p, already out of the counts.
 func (q *FQCodel) codelDrop(p int32) {
 	q.dropCodel++
+	q.drops.add(&q.pool.recs[p])
 	q.pool.release(p)
 }
 

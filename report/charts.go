@@ -299,7 +299,8 @@ func charts(m *Measures) ([]chart, error) {
 		}
 		out = append(out, c)
 	}
-	return out, nil
+	sc, err := steeringCharts(m)
+	return append(out, sc...), err
 }
 
 // anyBacklog reports whether a consumer held a packet at a window's end.

@@ -113,6 +113,7 @@ figure { margin: 1em 0; } figcaption { font-weight: bold; }
 <p>Flows per worker: Jain {{f4 .M.WorkerFlows.Jain}} (expected {{f4 .M.WorkerFlows.ExpectedJain}}), max/mean {{f3 .M.WorkerFlows.MaxMean}} (expected {{f3 .M.WorkerFlows.ExpectedMaxMean}}).</p>
 {{range .M.Notes}}<p class="verdict">Note: {{.}}</p>
 {{end}}
+{{if .M.Steering}}{{template "steering" .M.Steering}}{{end}}
 <h2>Charts</h2>
 {{range .Charts}}<figure>{{if .SVG}}{{.SVG}}{{else}}<figcaption>{{.Title}}</figcaption><p>{{.Note}}</p>{{end}}</figure>
 {{end}}

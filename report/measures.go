@@ -66,6 +66,9 @@ type Measures struct {
 
 	// Notes are observations a reader should not miss.
 	Notes []string `json:"notes,omitempty"`
+
+	// Steering is the indirection table's measures of a --steer reta run.
+	Steering *SteeringMeasures `json:"steering,omitempty"`
 }
 
 // RunInfo is how the run was set up.
@@ -204,6 +207,7 @@ func Compute(st *runstats.RunStats) Measures {
 		Received:  st.Accounting.Received,
 		Processed: st.Accounting.Processed,
 		Balanced:  st.Accounting.Balanced,
+		Steering:  computeSteering(st),
 	}
 	for reason, n := range st.Accounting.Dropped {
 		m.Drops[string(reason)] += n

@@ -86,6 +86,7 @@ func (m *Measures) WriteText(w io.Writer) error {
 		ew.printf("(±bytes: how much the heavy-hitter sketch may overstate a flow's bytes)\n")
 	}
 
+	m.writeSteeringText(ew)
 	for _, n := range m.Notes {
 		ew.printf("\nnote: %s\n", n)
 	}

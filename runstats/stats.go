@@ -10,8 +10,9 @@ import (
 // SchemaVersion is the version of the run statistics JSON (RunStats). Bump it
 // when a field changes meaning or disappears; adding fields keeps it.
 // Version 2 spells every drop reason as a DropReason ("stage/reason") in
-// every map that counts drops.
-const SchemaVersion = 2
+// every map that counts drops. Version 3 adds Steering (per-bucket load,
+// rebalancing, reordering; docs/report-schema.md).
+const SchemaVersion = 3
 
 // RunStats is what one run of the pipeline measured: written by `xdphash run
 // --out`, read by `xdphash report`. The engine fills the receive, steering and
@@ -27,6 +28,8 @@ type RunStats struct {
 	Workers []WorkerReport   `json:"workers"` // one per worker
 	Shapes  dissect.Counters `json:"shapes"`  // dissector counters, all receive loops together
 	Windows []WindowReport   `json:"windows"` // per time window, in order
+
+	Steering *SteeringReport `json:"steering,omitempty"` // --steer reta: the table and its buckets' load
 
 	Accounting Accounting `json:"accounting"`
 

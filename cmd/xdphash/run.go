@@ -87,6 +87,8 @@ type runOptions struct {
 	device      deviceOptions
 	write       string // --write FILE.pcapng
 	writeCount  int
+
+	rebalance rebalanceOptions // --reta-size, --rebalance, --compare
 }
 
 // cpuListFlag is --cpus: CPU numbers and ranges, "0,2-3".
@@ -189,6 +191,7 @@ frame is accounted for: received = processed + each counted drop.`,
 	f.Var(newChoiceFlag(&opts.symmetric, "none", "xor", "sort"), "symmetric", "toeplitz hash: make it symmetric")
 	f.Var(newChoiceFlag(&opts.steer, "rps", "reta"), "steer", "steering: RPS (hash high bits) or an RSS indirection table (low bits)")
 	f.StringVar(&opts.retaWeights, "reta-weights", "", "reta steering: one weight per worker, such as 3,1 (default: equal)")
+	opts.rebalance.addFlags(f)
 	f.Var(&opts.gates, "gates", "fast-path gates: shapes (eth_ip,vlan,qinq,pppoe,mpls,ipip,gre), all, none or auto")
 	f.DurationVar(&opts.duration, "duration", 0, "stop after this long (0: when the source ends, or on SIGINT/SIGTERM)")
 	f.IntVar(&opts.ringSize, "ring-size", opts.ringSize, "netdev_max_backlog of each receive queue -> worker ring")
@@ -266,6 +269,9 @@ func (o *runOptions) check(cmd *cobra.Command) error {
 		return fmt.Errorf("--synthetic-flows %d: want 1 to %d, or 0 for the profile's", o.syntheticFlows, pktgen.MaxFlows)
 	}
 	if err := checkConsumerFlags(o.consumer, changed); err != nil {
+		return err
+	}
+	if err := o.rebalance.check(o, changed); err != nil {
 		return err
 	}
 	if o.cpus.cpus != nil {
@@ -536,7 +542,7 @@ func runRun(cmd *cobra.Command, log *slog.Logger, o *runOptions) (err error) {
 	}
 	warnNoMetadata(log, o, src.Info())
 
-	engine, err := pipeline.NewEngine(pipeline.EngineConfig{
+	ecfg := pipeline.EngineConfig{
 		Source: src, Steering: s.steer,
 		Flags: dissect.DefaultFlags, Gates: o.gates.gates, Auto: o.gates.auto,
 		RingSize: o.ringSize, FlowLimit: o.flowLimit,
@@ -544,7 +550,9 @@ func runRun(cmd *cobra.Command, log *slog.Logger, o *runOptions) (err error) {
 		Virtual: o.virtualClock, Window: o.window, Batch: o.batch, Plan: &plan,
 		QueueSpread:     o.queueSpread(len(src.Queues())),
 		CheckDeviceHash: o.device.checkHash, WithholdVLANTag: o.device.withholdTag, Capture: rw.engineCapture(),
-	})
+	}
+	o.rebalance.apply(&ecfg)
+	engine, err := pipeline.NewEngine(ecfg)
 	if err != nil {
 		return err
 	}
@@ -566,6 +574,10 @@ func runRun(cmd *cobra.Command, log *slog.Logger, o *runOptions) (err error) {
 	if err := rw.start(name); err != nil {
 		return err
 	}
+	static, err := o.runStatic(ctx, s, ecfg, log)
+	if err != nil {
+		return err
+	}
 	stopStatus := startStatus(cmd.ErrOrStderr(), engine)
 	log.Debug("run", "source", name, "queues", len(src.Queues()), "workers", o.workers, "consumer", o.consumer)
 	stats, runErr := engine.Run(ctx)
@@ -573,11 +585,13 @@ func runRun(cmd *cobra.Command, log *slog.Logger, o *runOptions) (err error) {
 	if stats == nil {
 		return runErr
 	}
+	attachStatic(stats, static)
 	writeRunSummary(cmd.OutOrStdout(), stats)
 	writeDeviceSummary(cmd.OutOrStdout(), stats)
 	if err := rw.finish(cmd.OutOrStdout()); err != nil {
 		runErr = errors.Join(runErr, err)
 	}
+	writeSteeringSummary(cmd.OutOrStdout(), stats, o.iface)
 	if out != nil {
 		if err := writeRunStats(out, stats); err != nil {
 			return errors.Join(runErr, err)

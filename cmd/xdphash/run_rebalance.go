@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/xdphash/xdphash/hash"
+	"github.com/xdphash/xdphash/pipeline"
+	"github.com/xdphash/xdphash/rebalance"
+	"github.com/xdphash/xdphash/report"
+	"github.com/xdphash/xdphash/runstats"
+)
+
+// rebalanceOptions are the flags of load-aware steering (issue 16).
+type rebalanceOptions struct {
+	retaSize  int
+	interval  time.Duration // --rebalance; 0: static
+	threshold float64
+	dwell     int
+	compare   string // --compare static
+}
+
+func (r *rebalanceOptions) addFlags(f *pflag.FlagSet) {
+	f.IntVar(&r.retaSize, "reta-size", hash.DefaultRETASize, "reta steering: indirection table entries (buckets): 128, 512 or 2048")
+	f.DurationVar(&r.interval, "rebalance", 0, "reta steering: rewrite the table from each interval's per-bucket load (--rebalance alone: every 100ms)")
+	f.Lookup("rebalance").NoOptDefVal = pipeline.DefaultRebalanceInterval.String()
+	f.Float64Var(&r.threshold, "rebalance-threshold", rebalance.DefaultThreshold, "rebalance: max/mean worker load above which buckets move")
+	f.IntVar(&r.dwell, "rebalance-dwell", 1, "rebalance: intervals a moved bucket stays where it went")
+	f.StringVar(&r.compare, "compare", "", "with --rebalance on the virtual clock: replay the traffic with the static table too (static)")
+}
+
+// check refuses the flags it would ignore or could not honour.
+func (r *rebalanceOptions) check(o *runOptions, changed func(string) bool) error {
+	switch {
+	case o.steer != "reta" && (changed("reta-size") || changed("rebalance") || changed("compare")):
+		return errors.New("--reta-size, --rebalance and --compare are for --steer reta")
+	case !slices.Contains(pipeline.RETASizes, r.retaSize):
+		return fmt.Errorf("--reta-size %d: want one of 128, 512, 2048", r.retaSize)
+	case changed("rebalance") && r.interval < pipeline.MinRebalanceInterval:
+		return fmt.Errorf("--rebalance %s: want an interval of at least %s", r.interval, pipeline.MinRebalanceInterval)
+	case r.interval == 0 && (changed("rebalance-threshold") || changed("rebalance-dwell") || changed("compare")):
+		return errors.New("--rebalance-threshold, --rebalance-dwell and --compare are for --rebalance")
+	case !(r.threshold >= 1 && r.threshold <= rebalance.MaxThreshold):
+		return fmt.Errorf("--rebalance-threshold %g: want a max/mean from 1 to %d", r.threshold, rebalance.MaxThreshold)
+	case r.dwell < 0 || r.dwell > rebalance.MaxDwell:
+		return fmt.Errorf("--rebalance-dwell %d: want 0 to %d intervals", r.dwell, rebalance.MaxDwell)
+	case r.compare != "" && r.compare != "static":
+		return fmt.Errorf("--compare %q: want static", r.compare)
+	case r.compare != "" && !o.virtualClock:
+		return errors.New("--compare static replays the traffic twice: it needs --virtual-clock (and --pcap or --synthetic with --count)")
+	case r.compare != "" && o.pcap == "-":
+		return errors.New("--compare static reads the capture twice: give a file, not stdin")
+	case r.compare != "" && o.synthetic != "" && o.count == 0:
+		return errors.New("--compare static with --synthetic needs --count: both runs replay the same frames")
+	}
+	return nil
+}
+
+// apply sets the table size and the rebalancing of cfg.
+func (r *rebalanceOptions) apply(cfg *pipeline.EngineConfig) {
+	if cfg.Steering.Steer != hash.SteerRETA {
+		return
+	}
+	cfg.Steering.RETASize = r.retaSize
+	cfg.Rebalance = pipeline.RebalanceConfig{Interval: r.interval, Threshold: r.threshold, Dwell: r.dwell}
+}
+
+// runStatic is --compare static: the run of cfg with its table kept static,
+// on a source of its own opened like the main run's.
+func (o *runOptions) runStatic(ctx context.Context, s *runSetup, cfg pipeline.EngineConfig, log *slog.Logger) (st *runstats.RunStats, err error) {
+	if o.rebalance.compare == "" {
+		return nil, nil
+	}
+	src, _, err := o.openSource(s, log)
+	if err != nil {
+		return nil, fmt.Errorf("compare static: %w", err)
+	}
+	defer func() {
+		if cerr := src.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("compare static: close %s: %w", src.Info().Name, cerr)
+		}
+	}()
+	cfg.Source, cfg.Rebalance = src, pipeline.RebalanceConfig{}
+	e, err := pipeline.NewEngine(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("compare static: %w", err)
+	}
+	st, err = e.Run(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("compare static: %w", err)
+	}
+	return st, nil
+}
+
+// attachStatic adds the static run to the rebalanced run's report.
+func attachStatic(st, static *runstats.RunStats) {
+	if static != nil && st.Steering != nil {
+		st.Steering.Compare = &runstats.Comparison{Static: static}
+	}
+}
+
+// writeSteeringSummary prints what a RETA run's table did: the balance
+// against the bound, the rebalancing, the table that would have balanced
+// the run, and with --compare static both runs side by side.
+func writeSteeringSummary(w io.Writer, st *runstats.RunStats, iface string) {
+	sr := st.Steering
+	if sr == nil {
+		return
+	}
+	b := sr.Balance
+	fmt.Fprintf(w, "steering: RETA of %d buckets, worker max/mean %.3f, bound %.3f (%.1f%% above it)\n",
+		sr.RETASize, b.MaxMean, b.Bound, 100*(b.MaxMean/b.Bound-1))
+	if rr := sr.Rebalance; rr != nil {
+		fmt.Fprintf(w, "rebalance every %s: %d buckets moved in %d tables over %d loaded intervals (%.2f%% of the buckets per second), %d flows in flight moved\n",
+			time.Duration(rr.IntervalNs), rr.Moves, rr.Tables, len(rr.Intervals), movedShare(st), rr.FlowsMoved)
+	}
+	ro := sr.Reorder
+	fmt.Fprintf(w, "reordered: %d of %d packets served (exact: %t)\n", ro.Reordered, ro.Served, ro.Exact)
+	fmt.Fprintf(w, "balanced table for the whole run: max/mean %.3f, %d buckets moved from the final table\n", b.BalancedMaxMean, b.BalancedMoves)
+	if iface == "" {
+		iface = "IF"
+	}
+	if line := report.EthtoolWeights(b.Table, len(st.Workers), iface); line != "" {
+		fmt.Fprintf(w, "  %s\n", line)
+	} else {
+		fmt.Fprintln(w, "  not expressible as an ethtool -X line (neither the round robin nor one contiguous run per worker); the run JSON lists it (steering.balance.balanced_table)")
+	}
+	if line, mm := report.WeightsLine(st, iface); line != "" {
+		fmt.Fprintf(w, "the best ethtool weights can do: %s (max/mean %.3f)\n", line, mm)
+	}
+	if sr.Compare == nil || sr.Compare.Static == nil {
+		return
+	}
+	static := sr.Compare.Static
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "run\tmax/mean\tdrops\tdrops per worker\tp50 µs\tp95 µs\tp99 µs\tbuckets moved/s\treordered\t")
+	for _, run := range []struct {
+		name string
+		st   *runstats.RunStats
+	}{{"static", static}, {"rebalanced", st}} {
+		var drops uint64
+		perWorker := make([]string, len(run.st.Workers))
+		var p [3]int64
+		for i, wr := range run.st.Workers {
+			var n uint64
+			for _, d := range wr.Drops {
+				n += d
+			}
+			for _, d := range wr.Consumer.Drops {
+				n += d
+			}
+			drops += n
+			perWorker[i] = strconv.FormatUint(n, 10)
+			for j, q := range []string{"p50", "p95", "p99"} {
+				p[j] = max(p[j], wr.Consumer.SojournNs[q])
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%.3f\t%d\t%s\t%.1f\t%.1f\t%.1f\t%.2f%%\t%d\t\n", run.name, run.st.Steering.Balance.MaxMean, drops,
+			strings.Join(perWorker, " "), float64(p[0])/1e3, float64(p[1])/1e3, float64(p[2])/1e3, movedShare(run.st), run.st.Steering.Reorder.Reordered)
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "(sojourn: the busiest worker's percentile)")
+}
+
+// movedShare is the share of the table's buckets moved per second of the
+// run, in percent.
+func movedShare(st *runstats.RunStats) float64 {
+	sr := st.Steering
+	if sr == nil || sr.Rebalance == nil || st.DurationNs <= 0 {
+		return 0
+	}
+	return 100 * float64(sr.Rebalance.Moves) / float64(sr.RETASize) / (float64(st.DurationNs) / 1e9)
+}
