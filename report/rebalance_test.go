@@ -64,8 +64,12 @@ func TestSteeringMeasures(t *testing.T) {
 	if err := m.WriteHTML(&html); err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(html.String(), "<svg"); n != numCharts+2 {
-		t.Errorf("%d <svg> elements, want %d", n, numCharts+2)
+	want := numCharts + 2
+	if strings.Contains(html.String(), "Every consumer was empty") {
+		want-- // the depth chart of a run without a queue is a note
+	}
+	if n := strings.Count(html.String(), "<svg"); n != want {
+		t.Errorf("%d <svg> elements, want %d", n, want)
 	}
 	if !strings.Contains(html.String(), "Indirection table (4 buckets)") {
 		t.Error("the page has no indirection table section")
