@@ -2,10 +2,8 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -17,6 +15,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/xdphash/xdphash/internal/xdptest"
 	"github.com/xdphash/xdphash/runstats"
 )
 
@@ -72,14 +71,7 @@ func TestRunServesMetrics(t *testing.T) {
 	if code := <-done; code != exitOK {
 		t.Fatalf("run exited %d:\n%s", code, stderr)
 	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var st runstats.RunStats
-	if err := json.Unmarshal(b, &st); err != nil {
-		t.Fatal(err)
-	}
+	st := xdptest.ReadJSON[runstats.RunStats](t, out)
 	for w, wr := range st.Workers {
 		if got := metricValue(last, "xdphash_consumer_ce_marks_total", "worker", strconv.Itoa(w)); got > float64(wr.Consumer.CEMarks) {
 			t.Errorf("worker %d: %v CE marks scraped during the run, more than the %d at its end", w, got, wr.Consumer.CEMarks)

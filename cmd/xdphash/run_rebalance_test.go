@@ -1,12 +1,11 @@
 package main
 
 import (
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/xdphash/xdphash/internal/xdptest"
 	"github.com/xdphash/xdphash/runstats"
 )
 
@@ -22,14 +21,7 @@ func TestRunCompareStatic(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var st runstats.RunStats
-	if err := json.Unmarshal(b, &st); err != nil {
-		t.Fatal(err)
-	}
+	st := xdptest.ReadJSON[runstats.RunStats](t, out)
 	if st.SchemaVersion != runstats.SchemaVersion || st.Steering == nil || st.Steering.Compare == nil || st.Steering.Compare.Static == nil {
 		t.Fatalf("no comparison in the run JSON (schema %d)", st.SchemaVersion)
 	}

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
 	"github.com/xdphash/xdphash/internal/vethlab"
@@ -59,37 +58,7 @@ func TestKilledLabLeavesNothing(t *testing.T) {
 	xdptest.RequireRoot(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestKilledLabLeavesNothing$")
 	host := startChild(t, cmd)
-	link, err := netlink.LinkByName(host)
-	if err != nil {
-		cmd.Process.Kill()
-		cmd.Wait()
-		t.Fatalf("the child's host end %q: %v", host, err)
-	}
-
-	// The kernel frees a namespace from a work queue after its last
-	// reference goes: wait for the host end's deletion event, not a time.
-	updates := make(chan netlink.LinkUpdate, 64)
-	done := make(chan struct{})
-	defer close(done)
-	if err := netlink.LinkSubscribe(updates, done); err != nil {
-		cmd.Process.Kill()
-		cmd.Wait()
-		t.Fatal(err)
-	}
-	cmd.Process.Kill()
-	cmd.Wait()
-	timeout := time.After(30 * time.Second)
-	for gone := false; !gone; {
-		if _, err := netlink.LinkByIndex(link.Attrs().Index); err != nil {
-			break
-		}
-		select {
-		case u := <-updates:
-			gone = u.Header.Type == unix.RTM_DELLINK && int(u.Index) == link.Attrs().Index
-		case <-timeout:
-			t.Fatalf("the killed child's veth %s still exists after 30 s", host)
-		}
-	}
+	xdptest.KillAndWaitGone(t, cmd, host)
 	prefix := strings.TrimSuffix(host, "h")
 	for _, l := range vethlab.Leftovers() {
 		if strings.Contains(l, prefix) {

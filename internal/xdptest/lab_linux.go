@@ -3,6 +3,7 @@ package xdptest
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -129,4 +130,41 @@ func XDPAttached(tb testing.TB, iface string) string {
 		return "generic"
 	}
 	return "other"
+}
+
+// KillAndWaitGone kills cmd with SIGKILL and waits until the link named host
+// (an end of a lab the child made) is gone: the kernel frees a namespace, and
+// the veth pair with it, from a work queue after its last reference goes, so
+// the test waits for the link's deletion event rather than for a time. It
+// fails the test when the link outlives the kill by 30 s.
+func KillAndWaitGone(tb testing.TB, cmd *exec.Cmd, host string) {
+	tb.Helper()
+	link, err := netlink.LinkByName(host)
+	if err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		tb.Fatalf("the child's host end %q: %v", host, err)
+	}
+	updates := make(chan netlink.LinkUpdate, 64)
+	done := make(chan struct{})
+	defer close(done)
+	if err := netlink.LinkSubscribe(updates, done); err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		tb.Fatal(err)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	timeout := time.After(30 * time.Second)
+	for gone := false; !gone; {
+		if _, err := netlink.LinkByIndex(link.Attrs().Index); err != nil {
+			return
+		}
+		select {
+		case u := <-updates:
+			gone = u.Header.Type == unix.RTM_DELLINK && int(u.Index) == link.Attrs().Index
+		case <-timeout:
+			tb.Fatalf("the killed child's veth %s still exists after 30 s", host)
+		}
+	}
 }
