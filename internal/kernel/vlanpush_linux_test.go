@@ -187,7 +187,7 @@ func TestVLANPushSenders(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer push.Close()
-			sendWith(t, lab, tt, 4)
+			sendWith(t, lab, tt, 0, 4)
 			got, err := c.Collect(4, 2*time.Second)
 			if err != nil || len(got) != 4 {
 				t.Fatalf("captured %d frames (%v), want 4", len(got), err)

@@ -188,6 +188,30 @@ func senderKinds(tb testing.TB, lab *vethlab.Lab, ft *FrameTable) []senderKind {
 	}
 }
 
+// sendWith sends n frames from cycle position start with a sender of kind
+// from the lab's peer end, from a thread pinned to CPU 0.
+func sendWith(tb testing.TB, lab *vethlab.Lab, kind senderKind, start, n uint64) {
+	tb.Helper()
+	err := lab.InPeer(func() error {
+		if err := SetAffinity(0); err != nil {
+			return err
+		}
+		s, err := kind.open(start)
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		sent, err := s.Send(n)
+		if err == nil && sent != n {
+			err = fmt.Errorf("sent %d frames, want %d", sent, n)
+		}
+		return err
+	})
+	if err != nil {
+		tb.Fatalf("%s: %v", kind.name, err)
+	}
+}
+
 // TestSendersAllocs checks that sending allocates nothing, per frame or per
 // call.
 func TestSendersAllocs(t *testing.T) {
@@ -237,24 +261,7 @@ func TestSendersSend(t *testing.T) {
 			const start, n = 3, 15
 			before := hostRxPackets(t, lab)
 			mapsBefore, _ := socketMappings()
-			err = lab.InPeer(func() error {
-				if err := SetAffinity(0); err != nil {
-					return err
-				}
-				s, err := tt.open(start)
-				if err != nil {
-					return err
-				}
-				defer s.Close()
-				sent, err := s.Send(n)
-				if err == nil && sent != n {
-					err = fmt.Errorf("sent %d frames, want %d", sent, n)
-				}
-				return err
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			sendWith(t, lab, tt, start, n)
 			if mapsAfter, _ := socketMappings(); len(mapsAfter) != len(mapsBefore) {
 				t.Errorf("%d socket mappings before, %d after the sender closed", len(mapsBefore), len(mapsAfter))
 			}

@@ -294,30 +294,6 @@ func sendStack(tb testing.TB, l *vethlab.Lab, frames [][]byte) {
 	}
 }
 
-// sendWith sends the first n frames of a sender of kind from the lab's
-// peer end, from a thread pinned to CPU 0.
-func sendWith(tb testing.TB, lab *vethlab.Lab, kind senderKind, n uint64) {
-	tb.Helper()
-	err := lab.InPeer(func() error {
-		if err := SetAffinity(0); err != nil {
-			return err
-		}
-		s, err := kind.open(0)
-		if err != nil {
-			return err
-		}
-		defer s.Close()
-		sent, err := s.Send(n)
-		if err == nil && sent != n {
-			err = fmt.Errorf("sent %d frames, want %d", sent, n)
-		}
-		return err
-	})
-	if err != nil {
-		tb.Fatalf("%s: %v", kind.name, err)
-	}
-}
-
 // metaFrame is a test frame with whether the kernel's hash of it covers ports.
 type metaFrame struct {
 	name  string
@@ -471,7 +447,7 @@ func TestXDPMetadataSenders(t *testing.T) {
 	for _, tt := range senderKinds(t, l.Lab, ft) {
 		t.Run(tt.name, func(t *testing.T) {
 			const n = 8
-			sendWith(t, l.Lab, tt, n)
+			sendWith(t, l.Lab, tt, 0, n)
 			got := l.receive(t, n, 5*time.Second)
 			for i, r := range got {
 				m := r.meta
