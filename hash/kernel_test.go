@@ -399,6 +399,10 @@ func FuzzKernelHash(f *testing.F) {
 		{addrType: dissect.AddrIPv4, src: "192.168.1.10", dst: "10.0.0.1", ports: "30 39 00 50"},
 		{addrType: dissect.AddrIPv6, src: "ff02::fb", dst: "fe80::1", ports: "01 bb c3 50", label: 5},
 		{addrType: dissect.AddrIPv6, addrs: "00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 02 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 01"},
+		// High halves equal, low halves in order: the ports alone decide.
+		{addrType: dissect.AddrIPv6, src: "2001:db8::1", dst: "2001:db8::2", ports: "00 50 04 00"},
+		// High halves differ in their last byte only.
+		{addrType: dissect.AddrIPv6, src: "2001:db8:0:2::1", dst: "2001:db8:0:1::1", ports: "04 00 00 50"},
 		{addrType: dissect.AddrTIPC, ports: "00 50 30 39", addrs: "01 02 03 04"},
 	} {
 		f.Add(fl.keys(f)[:])
