@@ -39,6 +39,10 @@ type receiver struct {
 	virtual bool
 	base    int64 // the engine clock at the start of the run
 	last    int64 // the last arrival, on the run's clock
+	// mark is, on the virtual clock, how far the loop has committed:
+	// every record that arrived before it is in the rings (doneClock once
+	// the loop has ended). Idle workers serve up to it (worker.catchUp).
+	mark atomic.Int64
 
 	frames, bytes uint64
 	steered       []uint64 // per worker: records committed to its ring
@@ -153,6 +157,7 @@ func (r *receiver) finish() {
 		r.bk.finish()
 		r.ro.loopEnded(r.index)
 	}
+	r.mark.Store(doneClock)
 	r.e.running.Add(-1)
 	for _, o := range r.out {
 		o.w.wakeUp()
@@ -312,6 +317,10 @@ func (r *receiver) commit() (behind bool) {
 		o.w.wakeUp()
 		behind = behind || o.free < o.ring.Cap()/2
 	}
+	if r.virtual {
+		// The frame being steered, if any, arrived at last: no earlier.
+		r.mark.Store(r.last)
+	}
 	return behind
 }
 
@@ -362,4 +371,28 @@ func (r *receiver) publish() {
 	r.pub.shapesMu.Lock()
 	r.pub.shapes = c
 	r.pub.shapesMu.Unlock()
+}
+
+// watermark is the virtual clock up to which every receive loop has
+// committed its records: the earliest of their marks, or the last arrival
+// once every loop has ended.
+func (e *Engine) watermark() int64 {
+	m := int64(doneClock)
+	for _, r := range e.recv {
+		m = min(m, r.mark.Load())
+	}
+	if m == doneClock {
+		// Every loop stored its mark after its last arrival.
+		return e.lastArrival()
+	}
+	return m
+}
+
+// lastArrival is a virtual run's last arrival, once every loop has ended.
+func (e *Engine) lastArrival() int64 {
+	var t int64
+	for _, r := range e.recv {
+		t = max(t, r.last)
+	}
+	return t
 }

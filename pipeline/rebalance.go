@@ -19,6 +19,10 @@ type RebalanceConfig struct {
 	Interval  time.Duration
 	Threshold float64 // rebalance.Config.Threshold; 0 takes its default
 	Dwell     int     // rebalance.Config.Dwell, in intervals
+	// Hold makes the new worker of a moved bucket hold the bucket's
+	// packets until the old worker has finished every packet of it it
+	// had (RSS++'s remedy for reordering; hold.go).
+	Hold bool
 }
 
 // DefaultRebalanceInterval is RSS++'s period.
@@ -195,7 +199,7 @@ func (st *retaState) close() {
 		gen := st.gen.Add(1)
 		if st.ro != nil {
 			st.after = st.live.Load().AppendEntries(st.after[:0])
-			st.ro.moveLocked(st.before, st.after, gen)
+			st.ro.moveLocked(st.before, st.after, gen, (st.cur+1)*st.iv)
 		}
 	}
 	if st.ro != nil {
@@ -392,6 +396,9 @@ func (b *recvBuckets) batch(now int64) {
 // setupRETA sets up the table state and the reordering counter of a
 // SteerRETA run; an RPS run has neither.
 func (e *Engine) setupRETA(cfg *EngineConfig, loops int) error {
+	if cfg.Rebalance.Hold && cfg.Rebalance.Interval == 0 {
+		return fmt.Errorf("%w: holding moved buckets needs rebalancing", ErrConfig)
+	}
 	if cfg.Steering.Steer != hash.SteerRETA {
 		if cfg.Rebalance.Interval != 0 {
 			return fmt.Errorf("%w: rebalancing needs RETA steering", ErrConfig)
@@ -435,6 +442,7 @@ func (e *Engine) reportSteering(st *runstats.RunStats) error {
 		sr.Reorder, flows = e.ro.report()
 		if sr.Rebalance != nil {
 			sr.Rebalance.FlowsMoved = flows
+			sr.Rebalance.Hold = e.holdReport()
 		}
 	}
 	st.Steering = sr

@@ -329,14 +329,60 @@ func (c *serveLog) Dequeue(now int64, budget queues.Budget, out []queues.Record)
 	return out
 }
 
-// TestReorderCountMatchesServeLog rebalances the elephants profile with
-// fifo consumers that drop nothing (a moved bucket's packets wait behind the
-// old worker's whole queue) and log every packet they serve, and counts
-// the reordered packets from the logs by the definition: a packet served
-// strictly before an earlier-arrived packet of its flow, among the packets
-// whose earlier packets were all served. The engine's count is exactly that.
+// TestReorderCountMatchesServeLog: the engine's reordering count equals
+// the count from the consumers' logs by the definition (reorderedInLogs).
 func TestReorderCountMatchesServeLog(t *testing.T) {
-	const pps, workers, count = 1e6, 4, 400000
+	const count = 400000
+	st, logs := serveLoggedRun(t, count, RebalanceConfig{Interval: 50 * time.Millisecond})
+	checkAccounting(t, st, count)
+	if st.Accounting.Total() != 0 || st.Steering.Rebalance.Moves == 0 {
+		t.Fatalf("drops %d, moves %d: want none, and some", st.Accounting.Total(), st.Steering.Rebalance.Moves)
+	}
+	want := reorderedInLogs(logs)
+	got := st.Steering.Reorder
+	t.Logf("reordered %d of %d served; %d moves", got.Reordered, got.Served, st.Steering.Rebalance.Moves)
+	if got.Reordered != want || !got.Exact || want == 0 {
+		t.Errorf("engine counted %+v, the serve logs %d reordered (want equal, above 0)", got, want)
+	}
+	// Only a flow in flight when its bucket moved can be reordered.
+	if st.Steering.Rebalance.FlowsMoved == 0 {
+		t.Errorf("no flow in flight in a moved bucket, yet %d reordered", got.Reordered)
+	}
+}
+
+// TestRebalanceHoldReordersNothing runs TestReorderCountMatchesServeLog's
+// traffic with the hold: the serve logs show no flow served out of order,
+// the engine counts none, the moved buckets' packets were held, and two runs
+// give the same counts.
+func TestRebalanceHoldReordersNothing(t *testing.T) {
+	const count = 400000
+	rb := RebalanceConfig{Interval: 50 * time.Millisecond, Hold: true}
+	st, logs := serveLoggedRun(t, count, rb)
+	checkAccounting(t, st, count)
+	rr := st.Steering.Rebalance
+	if rr.Moves == 0 || rr.Hold == nil || rr.Hold.Held == 0 || rr.Hold.Buckets != rr.Moves {
+		t.Fatalf("moves %d, hold %+v: want moves, each held, some packets held", rr.Moves, rr.Hold)
+	}
+	got := st.Steering.Reorder
+	if n := reorderedInLogs(logs); n != 0 || got.Reordered != 0 || !got.Exact {
+		t.Errorf("with the hold: serve logs %d reordered, engine %+v; want 0, exact", n, got)
+	}
+	if rr.Hold.Overflow != 0 || rr.Hold.AtEnd != 0 {
+		t.Errorf("hold %+v: want every held packet let go during the run", rr.Hold)
+	}
+	again, _ := serveLoggedRun(t, count, rb)
+	if a, b := again.Steering.Rebalance.Hold, rr.Hold; *a != *b || again.Steering.Reorder != got || again.Accounting.Processed != st.Accounting.Processed {
+		t.Errorf("a second run held %+v and counted %+v; the first %+v and %+v", a, again.Steering.Reorder, b, got)
+	}
+	t.Logf("hold %+v over %d moves; reorder %+v", *rr.Hold, rr.Moves, got)
+}
+
+// serveLoggedRun rebalances the elephants profile at 85% mean load with
+// fifo consumers that drop nothing (a moved bucket's packets wait behind
+// the old worker's whole queue) and log every packet they take and serve.
+func serveLoggedRun(t *testing.T, count uint64, rb RebalanceConfig) (*runstats.RunStats, []*serveLog) {
+	t.Helper()
+	const pps, workers = 1e6, 4
 	src, err := source.NewSynthetic(profileFrames(t, "elephants"), source.SyntheticConfig{Count: count, Replay: source.Replay{Mode: source.ReplayRate, PPS: pps}})
 	if err != nil {
 		t.Fatal(err)
@@ -354,12 +400,15 @@ func TestReorderCountMatchesServeLog(t *testing.T) {
 		RingSize:    256,
 		Virtual:     true,
 		Window:      10 * time.Millisecond,
-		Rebalance:   RebalanceConfig{Interval: 50 * time.Millisecond},
+		Rebalance:   rb,
 	})
-	checkAccounting(t, st, count)
-	if st.Accounting.Total() != 0 || st.Steering.Rebalance.Moves == 0 {
-		t.Fatalf("drops %d, moves %d: want none, and some", st.Accounting.Total(), st.Steering.Rebalance.Moves)
-	}
+	return st, logs
+}
+
+// reorderedInLogs counts, from the consumers' logs, the packets served
+// strictly before an earlier-arrived packet of their flow, among the
+// packets whose earlier packets were all served.
+func reorderedInLogs(logs []*serveLog) uint64 {
 	// Per flow, the packets in arrival order (one receive loop: stamps
 	// strictly increase) with their service times, up to the first one
 	// still queued at the end.
@@ -373,7 +422,7 @@ func TestReorderCountMatchesServeLog(t *testing.T) {
 			flows[s.hash] = append(flows[s.hash], s)
 		}
 	}
-	var want uint64
+	var n uint64
 	for _, pkts := range flows {
 		slices.SortFunc(pkts, func(a, b loggedServe) int { return cmp.Compare(a.arrival, b.arrival) })
 		var latest int64
@@ -383,20 +432,12 @@ func TestReorderCountMatchesServeLog(t *testing.T) {
 				break
 			}
 			if at < latest {
-				want++
+				n++
 			}
 			latest = max(latest, at)
 		}
 	}
-	got := st.Steering.Reorder
-	t.Logf("reordered %d of %d served; %d moves", got.Reordered, got.Served, st.Steering.Rebalance.Moves)
-	if got.Reordered != want || !got.Exact || want == 0 {
-		t.Errorf("engine counted %+v, the serve logs %d reordered (want equal, above 0)", got, want)
-	}
-	// Only a flow in flight when its bucket moved can be reordered.
-	if st.Steering.Rebalance.FlowsMoved == 0 {
-		t.Errorf("no flow in flight in a moved bucket, yet %d reordered", got.Reordered)
-	}
+	return n
 }
 
 // BenchmarkReorderStatic is the reordering count's cost per packet on a

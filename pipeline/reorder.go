@@ -50,6 +50,15 @@ type reorderState struct {
 	maxPending int
 	stats      runstats.ReorderReport
 	flowsMoved uint64
+
+	// The hold (hold.go): per bucket, 1 + the worker holding its packets
+	// (0: none), written under mu and read by that worker without it; per
+	// worker, the buckets it holds; the buckets held.
+	hold         bool
+	holdTo       []atomic.Int32
+	holding      []atomic.Int32
+	holds        []int32
+	holdsStarted uint64
 }
 
 // transition is a bucket moved from worker old to worker new by the table
@@ -57,6 +66,7 @@ type reorderState struct {
 type transition struct {
 	old, new int
 	gen      uint64
+	at       int64 // the move, on the run's clock: the interval's end
 	drained  bool
 	latest   map[uint32]int64 // per flow: its latest finish on old since the move
 	maxLast  int64
@@ -78,6 +88,9 @@ func newReorderState(cfg *EngineConfig, size, loops, workers int) *reorderState 
 		loopDone:   make([]bool, loops),
 		inBatch:    make([]atomic.Bool, loops),
 		maxPending: workers * (loops*(cfg.RingSize+1) + limit),
+		hold:       cfg.Rebalance.Hold,
+		holdTo:     make([]atomic.Int32, size),
+		holding:    make([]atomic.Int32, workers),
 	}
 }
 
@@ -136,8 +149,13 @@ func (s *reorderState) moved(w, b int, h uint32, now int64, served bool) {
 	tr := s.trans[b]
 	switch {
 	case w == tr.old:
-		tr.latest[h] = max(tr.latest[h], now)
-		tr.maxLast = max(tr.maxLast, now)
+		// A finish before the move cannot follow a serve on new, which
+		// takes only packets steered after it; a worker that runs behind
+		// the receive loop reports such finishes after the move.
+		if now >= tr.at {
+			tr.latest[h] = max(tr.latest[h], now)
+			tr.maxLast = max(tr.maxLast, now)
+		}
 		if s.inflight[w*s.size+b] == 0 {
 			s.settle()
 		}
@@ -158,10 +176,10 @@ func (s *reorderState) moved(w, b int, h uint32, now int64, served bool) {
 }
 
 // moveLocked opens a transition for every bucket the table of generation
-// gen moved (before[b] != after[b]); the caller holds mu. A bucket that
+// gen, in force from at, moved (before[b] != after[b]); the caller holds mu. A bucket that
 // moves again before its old worker drained it is judged as far as it got,
 // and the count marked inexact.
-func (s *reorderState) moveLocked(before, after []uint16, gen uint64) {
+func (s *reorderState) moveLocked(before, after []uint16, gen uint64, at int64) {
 	for b := range before {
 		if before[b] == after[b] {
 			continue
@@ -175,9 +193,12 @@ func (s *reorderState) moveLocked(before, after []uint16, gen uint64) {
 			s.release(b)
 		}
 		tr := s.newTransition()
-		tr.old, tr.new, tr.gen = int(before[b]), int(after[b]), gen
+		tr.old, tr.new, tr.gen, tr.at = int(before[b]), int(after[b]), gen, at
 		s.trans[b] = tr
 		s.active = append(s.active, int32(b))
+		if s.hold {
+			s.startHold(b, tr)
+		}
 	}
 	s.settle()
 }
@@ -247,6 +268,9 @@ func (s *reorderState) dropActive(b int) {
 // release ends bucket b's transition: nothing served on its new worker
 // from now on can be earlier than a finish on the old one.
 func (s *reorderState) release(b int) {
+	if s.holdTo[b].Load() != 0 {
+		s.stopHold(b)
+	}
 	tr := s.trans[b]
 	s.flowsMoved += uint64(len(tr.latest))
 	clear(tr.latest)

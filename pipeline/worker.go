@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"fmt"
 	"runtime"
 	"sync"
@@ -44,6 +45,7 @@ type worker struct {
 	out   []queues.Record // Dequeue's output, serveChunk long
 	ro    *reorderState   // nil unless the run counts reordering
 	drops queues.DropLog  // the consumer's drops, for ro
+	hold  *holdState      // nil unless RebalanceConfig.Hold
 
 	yields int // yields before sleeping (CPUPlan.WorkerYields)
 	// shared is set when receive loops may step the worker on their own
@@ -80,6 +82,9 @@ type worker struct {
 	pub struct {
 		taken, served, servedBytes atomic.Uint64
 		backlog                    atomic.Int64
+		// clock is how far, on the virtual clock, the worker has
+		// reported its finishes to ro (see holdCheck); used with a hold.
+		clock atomic.Int64
 	}
 }
 
@@ -110,6 +115,9 @@ func newWorker(e *Engine, index, cpu, loops int) *worker {
 	w.timer.Stop()
 	w.ro = e.ro
 	w.logDrops()
+	if cfg.Rebalance.Hold && e.ro != nil {
+		w.hold = newHoldState(cmp.Or(cfg.ConsumerConfig.Limit, queues.DefaultFQCodelLimit))
+	}
 	for range loops {
 		w.rings = append(w.rings, queues.NewRing(cfg.RingSize+1))
 	}
@@ -128,8 +136,17 @@ func (w *worker) run() {
 		// records before it counts itself out, so an empty poll after
 		// "done" means the rings are empty for good.
 		done := w.e.producersDone()
+		// The loops' clock is read before the poll: every record that
+		// arrived before it is then in the rings.
+		var mark int64
+		if w.virtual {
+			mark = w.e.watermark()
+		}
 		w.mu.Lock()
 		n := w.step()
+		if n == 0 && w.virtual && !done {
+			w.catchUp(mark)
+		}
 		w.mu.Unlock()
 		if n > 0 {
 			idle = 0
@@ -141,6 +158,9 @@ func (w *worker) run() {
 		idle++
 		w.idle(idle)
 	}
+	w.mu.Lock()
+	w.finishRun()
+	w.mu.Unlock()
 	w.win.push(w.snap())
 	w.publish()
 }
@@ -149,6 +169,15 @@ func (w *worker) run() {
 // the token bucket allows. The caller holds mu. It returns the records taken.
 func (w *worker) step() int {
 	n := w.poll()
+	if !w.virtual && w.holding() {
+		if n == 0 {
+			w.readClock()
+		}
+		w.holdCheck(w.now)
+		if w.rate.IsMax() {
+			w.serve(w.now)
+		}
+	}
 	if !w.virtual && !w.rate.IsMax() && w.cons.Backlog() > 0 {
 		if n == 0 {
 			w.readClock()
@@ -199,6 +228,11 @@ func (w *worker) feed(recs []queues.Record) {
 		n := min(len(recs), feedChunk)
 		if w.virtual && !w.rate.IsMax() {
 			w.advance(recs[0].Arrival)
+		}
+		if w.hold != nil && w.virtual {
+			w.setClock(recs[0].Arrival)
+		}
+		if w.virtual && !w.rate.IsMax() {
 			for i := 1; i < n; i++ {
 				if recs[i].Arrival >= w.tickEnd {
 					n = i
@@ -217,7 +251,7 @@ func (w *worker) feed(recs []queues.Record) {
 			w.now = max(w.now, chunk[n-1].Arrival)
 			w.closeWindows(w.now)
 		}
-		w.cons.Enqueue(chunk, w.now)
+		w.enqueue(chunk)
 		w.finished(nil, w.now)
 		if w.rate.IsMax() {
 			w.serve(w.now)
@@ -232,8 +266,14 @@ func (w *worker) advance(t int64) {
 	for t >= w.tickEnd {
 		// Service during a tick belongs to the window the tick ends in.
 		w.closeWindows(w.tickEnd - 1)
+		if w.hold != nil {
+			w.setClock(w.tickEnd)
+			if w.holding() {
+				w.holdCheck(w.tickEnd)
+			}
+		}
 		w.serve(w.tickEnd)
-		if w.cons.Backlog() == 0 {
+		if w.cons.Backlog() == 0 && (w.hold == nil || len(w.hold.recs) == 0) {
 			w.tickEnd = (t/w.tick + 1) * w.tick
 			return
 		}

@@ -71,6 +71,37 @@ type RebalanceReport struct {
 	// has more than MaxIntervals of them, neighbours are merged in pairs
 	// (sums of the counts, the larger of each ratio).
 	Intervals []IntervalReport `json:"intervals"`
+	// Hold is the hold of moved buckets' packets, when the run held them
+	// (--rebalance-hold).
+	Hold *HoldReport `json:"hold,omitempty"`
+}
+
+// GetHold is r's hold report; nil when r is nil or the run held nothing.
+func (r *RebalanceReport) GetHold() *HoldReport {
+	if r == nil {
+		return nil
+	}
+	return r.Hold
+}
+
+// HoldReport is what the hold of moved buckets' packets did: the new
+// worker of a moved bucket holds the bucket's packets until the old worker
+// has finished every packet of it.
+type HoldReport struct {
+	Buckets uint64 `json:"buckets"` // holds started: buckets moved
+	Held    uint64 `json:"held"`    // packets held
+	MaxHeld int    `json:"max_held"`
+	// Overflow is the packets not held because a worker held its
+	// consumer's limit already: they may be reordered.
+	Overflow uint64 `json:"overflow"`
+	// AtEnd is the packets still held when the run ended, handed to the
+	// consumers as their backlog.
+	AtEnd uint64 `json:"at_end"`
+	// WaitNs and MaxWaitNs are the time the held packets waited in all,
+	// from their arrival to their hand-over to the consumer, and the
+	// longest wait of one.
+	WaitNs    int64 `json:"wait_ns"`
+	MaxWaitNs int64 `json:"max_wait_ns"`
 }
 
 // MaxIntervals bounds RebalanceReport.Intervals.

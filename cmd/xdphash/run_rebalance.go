@@ -27,6 +27,7 @@ type rebalanceOptions struct {
 	interval  time.Duration // --rebalance; 0: static
 	threshold float64
 	dwell     int
+	hold      bool
 	compare   string // --compare static
 }
 
@@ -36,6 +37,7 @@ func (r *rebalanceOptions) addFlags(f *pflag.FlagSet) {
 	f.Lookup("rebalance").NoOptDefVal = pipeline.DefaultRebalanceInterval.String()
 	f.Float64Var(&r.threshold, "rebalance-threshold", rebalance.DefaultThreshold, "rebalance: max/mean worker load above which buckets move")
 	f.IntVar(&r.dwell, "rebalance-dwell", 1, "rebalance: intervals a moved bucket stays where it went")
+	f.BoolVar(&r.hold, "rebalance-hold", false, "rebalance: hold a moved bucket's packets on its new worker until its old worker has finished the bucket's earlier ones, so that no flow is reordered (RSS++'s remedy)")
 	f.StringVar(&r.compare, "compare", "", "with --rebalance on the virtual clock: replay the traffic with the static table too (static)")
 }
 
@@ -48,8 +50,8 @@ func (r *rebalanceOptions) check(o *runOptions, changed func(string) bool) error
 		return fmt.Errorf("--reta-size %d: want one of 128, 512, 2048", r.retaSize)
 	case changed("rebalance") && r.interval < pipeline.MinRebalanceInterval:
 		return fmt.Errorf("--rebalance %s: want an interval of at least %s", r.interval, pipeline.MinRebalanceInterval)
-	case r.interval == 0 && (changed("rebalance-threshold") || changed("rebalance-dwell") || changed("compare")):
-		return errors.New("--rebalance-threshold, --rebalance-dwell and --compare are for --rebalance")
+	case r.interval == 0 && (changed("rebalance-threshold") || changed("rebalance-dwell") || changed("rebalance-hold") || changed("compare")):
+		return errors.New("--rebalance-threshold, --rebalance-dwell, --rebalance-hold and --compare are for --rebalance")
 	case !(r.threshold >= 1 && r.threshold <= rebalance.MaxThreshold):
 		return fmt.Errorf("--rebalance-threshold %g: want a max/mean from 1 to %d", r.threshold, rebalance.MaxThreshold)
 	case r.dwell < 0 || r.dwell > rebalance.MaxDwell:
@@ -72,7 +74,7 @@ func (r *rebalanceOptions) apply(cfg *pipeline.EngineConfig) {
 		return
 	}
 	cfg.Steering.RETASize = r.retaSize
-	cfg.Rebalance = pipeline.RebalanceConfig{Interval: r.interval, Threshold: r.threshold, Dwell: r.dwell}
+	cfg.Rebalance = pipeline.RebalanceConfig{Interval: r.interval, Threshold: r.threshold, Dwell: r.dwell, Hold: r.hold}
 }
 
 // runStatic is --compare static: the run of cfg with its table kept static,
@@ -123,6 +125,14 @@ func writeSteeringSummary(w io.Writer, st *runstats.RunStats, iface string) {
 	if rr := sr.Rebalance; rr != nil {
 		fmt.Fprintf(w, "rebalance every %s: %d buckets moved in %d tables over %d loaded intervals (%.2f%% of the buckets per second), %d flows in flight moved\n",
 			time.Duration(rr.IntervalNs), rr.Moves, rr.Tables, len(rr.Intervals), movedShare(st), rr.FlowsMoved)
+	}
+	if h := sr.Rebalance.GetHold(); h != nil {
+		var mean time.Duration
+		if h.Held > 0 {
+			mean = time.Duration(h.WaitNs / int64(h.Held))
+		}
+		fmt.Fprintf(w, "hold: %d packets held for %d moved buckets, waiting %s on average and %s at most (at most %d at once on a worker), %d not held for lack of room, %d still held at the end\n",
+			h.Held, h.Buckets, mean, time.Duration(h.MaxWaitNs), h.MaxHeld, h.Overflow, h.AtEnd)
 	}
 	ro := sr.Reorder
 	fmt.Fprintf(w, "reordered: %d of %d packets served (exact: %t)\n", ro.Reordered, ro.Served, ro.Exact)

@@ -19,14 +19,15 @@ import (
 
 // TestRunIfaceRebalance runs xdphash run --steer reta --rebalance on the
 // host end of a veth pair of its own while the peer sends the corpus's base
-// frames (few flows over 4 workers: uneven, so tables change): every frame
-// sent is received and accounted for while the tables change.
+// frames (few flows over 4 workers: uneven, so tables change), holding
+// moved buckets' packets: every frame sent is received and accounted for
+// while the tables change.
 func TestRunIfaceRebalance(t *testing.T) {
 	lab, fd := labSender(t, 2)
 	out := filepath.Join(t.TempDir(), "run.json")
 	done := startIfaceRun(t, "run", "--iface", lab.Host, "--duration", "3s",
 		"--workers", "4", "--hash-key", kunitKey, "--rx-mode", "poll", "--steer", "reta",
-		"--rebalance=2ms", "--rebalance-dwell", "0", "--rebalance-threshold", "1", "--out", out)
+		"--rebalance=2ms", "--rebalance-dwell", "0", "--rebalance-threshold", "1", "--rebalance-hold", "--out", out)
 	sent := 0
 	for start := time.Now(); time.Since(start) < time.Second && sent < 200000; {
 		for _, f := range corpus.Bases() {
@@ -40,6 +41,14 @@ func TestRunIfaceRebalance(t *testing.T) {
 	if sr == nil || sr.Rebalance == nil || sr.Rebalance.Tables == 0 {
 		t.Fatalf("no table changed while %d frames went through: %+v", sent, sr)
 	}
+	if h := sr.Rebalance.Hold; h == nil || h.Buckets != sr.Rebalance.Moves {
+		t.Errorf("hold %+v for %d buckets moved: want one hold per move", h, sr.Rebalance.Moves)
+	}
+	// A bucket moved again before its old worker drained it lets its held
+	// packets go (and makes the count inexact); otherwise nothing reorders.
+	if h := sr.Rebalance.Hold; h != nil && h.Overflow == 0 && sr.Reorder.Exact && sr.Reorder.Reordered != 0 {
+		t.Errorf("reordered %d packets with every moved bucket held: %+v", sr.Reorder.Reordered, sr.Reorder)
+	}
 	var bucketed uint64
 	for _, row := range sr.BucketPackets {
 		for _, n := range row {
@@ -49,7 +58,7 @@ func TestRunIfaceRebalance(t *testing.T) {
 	if bucketed != st.Accounting.Received {
 		t.Errorf("buckets counted %d packets, received %d", bucketed, st.Accounting.Received)
 	}
-	t.Logf("sent %d frames; %d tables, %d buckets moved; reorder %+v", sent, sr.Rebalance.Tables, sr.Rebalance.Moves, sr.Reorder)
+	t.Logf("sent %d frames; %d tables, %d buckets moved; hold %+v; reorder %+v", sent, sr.Rebalance.Tables, sr.Rebalance.Moves, *sr.Rebalance.Hold, sr.Reorder)
 	if xdptest.XDPAttached(t, lab.Host) != "" {
 		t.Errorf("an XDP program is still attached to %s", lab.Host)
 	}

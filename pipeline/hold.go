@@ -1,0 +1,278 @@
+package pipeline
+
+import (
+	"math"
+	"runtime"
+
+	"github.com/xdphash/xdphash/queues"
+	"github.com/xdphash/xdphash/runstats"
+)
+
+// The hold (RebalanceConfig.Hold) is RSS++'s remedy for the reordering a
+// move causes: when a table moves bucket b from worker A to worker B, B
+// holds the packets of b it takes, before its consumer, until A holds no
+// packet of b (served or dropped all it had) and no receive loop can still
+// steer b to A. B then hands them to its consumer in their order, so no
+// flow of b is served out of order, at the cost of the hold's delay.
+//
+// The state lives in reorderState, which already follows each moved
+// bucket's packets on its old worker: holdTo[b] names the worker holding
+// b's packets. The worker that holds decides when to let go, in holdCheck.
+//
+// Live, the decision is made on the wall clock whenever the holding worker
+// steps. On the virtual clock each worker runs ahead on its own goroutine,
+// so B, about to act at virtual time t (take a packet of a held bucket,
+// or serve a tick), first waits until every old worker it holds for has
+// reported its finishes before t (worker.pub.clock), and lets go only if
+// the old worker's last finish of b came before t. That makes the decision
+// depend on the virtual times alone. It cannot deadlock: a worker waits
+// only for finishes before the time it is at, and a worker that has
+// nothing to do before t reaches t without waiting, its records being
+// committed (the receive loops publish how far they have committed,
+// receiver.mark, and idle workers serve their ticks up to it).
+
+// holdState is one worker's held records.
+type holdState struct {
+	recs  []queues.Record // held, in the order taken
+	out   []queues.Record // the records being let go
+	limit int             // most records held at once
+	wait  []int           // old workers to wait for
+	stats runstats.HoldReport
+}
+
+func newHoldState(limit int) *holdState { return &holdState{limit: limit} }
+
+// holding reports whether the worker has records held or buckets to hold.
+func (w *worker) holding() bool {
+	return w.hold != nil && (len(w.hold.recs) > 0 || w.ro.holding[w.index].Load() > 0)
+}
+
+// enqueue hands chunk to the consumer, holding back the records of the
+// buckets this worker holds. Records hold their place: a record of a held
+// bucket first lets go what can be let go at its arrival.
+//
+// The caller counted the chunk as taken; a held record is counted out until
+// it is let go, so that every record taken is the consumer's.
+func (w *worker) enqueue(chunk []queues.Record) {
+	if !w.holding() {
+		w.cons.Enqueue(chunk, w.now)
+		return
+	}
+	s, me := w.ro, int32(w.index+1)
+	start := 0
+	for i := range chunk {
+		h := chunk[i].Hash
+		if h == 0 || s.holdTo[h&s.mask].Load() != me {
+			continue
+		}
+		if start < i {
+			w.cons.Enqueue(chunk[start:i], w.now)
+		}
+		start = i
+		w.holdCheck(chunk[i].Arrival)
+		if s.holdTo[h&s.mask].Load() != me {
+			continue // let go: the record goes with the next run
+		}
+		if len(w.hold.recs) == w.hold.limit {
+			w.hold.stats.Overflow++
+			continue
+		}
+		start = i + 1
+		w.hold.recs = append(w.hold.recs, chunk[i])
+		w.taken--
+		w.takenBytes -= uint64(chunk[i].Len)
+		hs := &w.hold.stats
+		hs.Held++
+		hs.MaxHeld = max(hs.MaxHeld, len(w.hold.recs))
+	}
+	if start < len(chunk) {
+		w.cons.Enqueue(chunk[start:], w.now)
+	}
+}
+
+// holdCheck lets go of the held buckets whose old worker has drained them
+// before t, and hands their records to the consumer.
+func (w *worker) holdCheck(t int64) {
+	s := w.ro
+	w.finished(nil, w.now)
+	if w.virtual {
+		w.setClock(t)
+		s.mu.Lock()
+		w.hold.wait = s.oldWorkers(w.index, w.hold.wait[:0])
+		s.mu.Unlock()
+		for _, o := range w.hold.wait {
+			old := w.e.workers[o]
+			for old.pub.clock.Load() < t {
+				old.wakeUp()
+				runtime.Gosched()
+			}
+		}
+	}
+	s.mu.Lock()
+	s.letGo(w.index, t, w.virtual)
+	s.mu.Unlock()
+	w.release(false)
+}
+
+// release hands the consumer the held records of the buckets this worker
+// no longer holds, or all of them at the run's end.
+func (w *worker) release(all bool) {
+	if len(w.hold.recs) == 0 {
+		return
+	}
+	s, me := w.ro, int32(w.index+1)
+	keep, out := w.hold.recs[:0], w.hold.out[:0]
+	for _, r := range w.hold.recs {
+		if !all && s.holdTo[r.Hash&s.mask].Load() == me {
+			keep = append(keep, r)
+		} else {
+			out = append(out, r)
+		}
+	}
+	w.hold.recs, w.hold.out = keep, out
+	if len(out) == 0 {
+		return
+	}
+	hs := &w.hold.stats
+	if all {
+		hs.AtEnd += uint64(len(out))
+	}
+	for _, r := range out {
+		wait := w.now - r.Arrival
+		hs.WaitNs += wait
+		hs.MaxWaitNs = max(hs.MaxWaitNs, wait)
+	}
+	w.cons.Enqueue(out, w.now)
+	w.taken += uint64(len(out))
+	for _, r := range out {
+		w.takenBytes += uint64(r.Len)
+	}
+	w.finished(nil, w.now)
+}
+
+// catchUp brings an idle virtual worker to mark, the receive loops' clock:
+// every record that arrived before it has been taken, so the worker serves
+// its ticks up to it and reports that it has. Without it a worker that
+// receives nothing more would never serve its backlog, and a worker holding
+// for it would wait forever.
+func (w *worker) catchUp(mark int64) {
+	if !w.rate.IsMax() {
+		w.advance(mark)
+	}
+	if w.holding() {
+		w.holdCheck(mark)
+	}
+	w.now = max(w.now, mark)
+	if w.hold != nil {
+		w.finished(nil, w.now)
+		w.setClock(mark)
+	}
+}
+
+// setClock tells the workers that may wait for this one that it has
+// reported every finish before t. It never goes back.
+func (w *worker) setClock(t int64) {
+	if t > w.pub.clock.Load() {
+		w.pub.clock.Store(t)
+	}
+}
+
+// finishRun brings a worker whose rings are empty for good to the run's
+// end: a virtual worker serves its ticks up to the last arrival, and held
+// records go to the consumer, which keeps them as its backlog.
+func (w *worker) finishRun() {
+	if w.virtual {
+		w.catchUp(w.e.lastArrival())
+	}
+	if w.hold != nil {
+		w.release(true)
+		w.setClock(doneClock)
+	}
+}
+
+// oldWorkers appends the old workers of the buckets worker w holds; the
+// caller holds mu.
+func (s *reorderState) oldWorkers(w int, dst []int) []int {
+	for _, b := range s.holds {
+		if int(s.holdTo[b].Load()) != w+1 {
+			continue
+		}
+		if o := s.trans[b].old; !containsInt(dst, o) {
+			dst = append(dst, o)
+		}
+	}
+	return dst
+}
+
+func containsInt(s []int, v int) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// letGo ends the holds of worker w whose old worker holds nothing of the
+// bucket while every loop steers by the new table, and, on the virtual
+// clock, finished its last packet of the bucket before t. The caller holds
+// mu.
+func (s *reorderState) letGo(w int, t int64, virtual bool) {
+	for i := 0; i < len(s.holds); {
+		b := int(s.holds[i])
+		tr := s.trans[b]
+		if int(s.holdTo[b].Load()) != w+1 || s.inflight[tr.old*s.size+b] > 0 || !s.loopsPast(tr.gen) || (virtual && tr.maxLast >= t) {
+			i++
+			continue
+		}
+		s.endHold(i)
+	}
+}
+
+// startHold makes tr's new worker hold bucket b; the caller holds mu.
+func (s *reorderState) startHold(b int, tr *transition) {
+	s.holdTo[b].Store(int32(tr.new + 1))
+	s.holding[tr.new].Add(1)
+	s.holds = append(s.holds, int32(b))
+	s.holdsStarted++
+}
+
+// stopHold ends bucket b's hold, if it has one; the caller holds mu.
+func (s *reorderState) stopHold(b int) {
+	for i, h := range s.holds {
+		if int(h) == b {
+			s.endHold(i)
+			return
+		}
+	}
+}
+
+func (s *reorderState) endHold(i int) {
+	b := s.holds[i]
+	w := s.holdTo[b].Load() - 1
+	s.holdTo[b].Store(0)
+	s.holding[w].Add(-1)
+	s.holds[i] = s.holds[len(s.holds)-1]
+	s.holds = s.holds[:len(s.holds)-1]
+}
+
+// holdReport sums the workers' holds; every goroutine has ended.
+func (e *Engine) holdReport() *runstats.HoldReport {
+	if !e.cfg.Rebalance.Hold || e.ro == nil {
+		return nil
+	}
+	r := runstats.HoldReport{Buckets: e.ro.holdsStarted}
+	for _, w := range e.workers {
+		hs := w.hold.stats
+		r.Held += hs.Held
+		r.Overflow += hs.Overflow
+		r.AtEnd += hs.AtEnd
+		r.MaxHeld = max(r.MaxHeld, hs.MaxHeld)
+		r.WaitNs += hs.WaitNs
+		r.MaxWaitNs = max(r.MaxWaitNs, hs.MaxWaitNs)
+	}
+	return &r
+}
+
+// doneClock is a worker's clock once it has ended: no finish is to come.
+const doneClock = math.MaxInt64
