@@ -39,8 +39,8 @@ func collideProfile() Profile {
 // replaced in each eighth of the cycle, over 4080 other flows. A cycle is
 // 3,000,000 frames, so that at 1 Mpps the hot set moves on every 375 ms,
 // a few of a rebalancer's 100 ms intervals: a table balanced for one phase
-// is off for the next. Frames are 64 bytes, so that the cycle's frames fit
-// a few hundred megabytes when held in memory (xdphash run --synthetic).
+// is off for the next. Frames are 64 bytes: xdphash run --synthetic holds
+// every frame of the cycle in memory.
 func hotSetProfile() Profile {
 	return Profile{
 		Name: "hotset", Flows: 4096, Cycle: 3_000_000, Seed: 1,

@@ -77,7 +77,7 @@ func TestScheduleMix(t *testing.T) {
 			if flows != s.Flows() {
 				t.Errorf("shapes have %d flows, schedule %d", flows, s.Flows())
 			}
-			// Lengths only: hotset's cycle of frames would take 200 MB.
+			// Lengths only: hotset's cycle is millions of frames.
 			lens := make([]int, s.Len())
 			st := s.Stream(1)
 			for i := range lens {
