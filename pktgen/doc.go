@@ -8,10 +8,12 @@
 // "qinq/pppoe/ipv6/udp", "ipv4/gre/eth/ipv4/tcp", and frames only the slow
 // path dissects: "ipv4+frag/udp", "ipv6+hbh/tcp", "ipv6+label/tcp"), a number
 // of flows, a flow-size distribution (uniform, Zipf, elephants and mice),
-// frame lengths (fixed, a range, IMIX or any weighted list) and the share of
-// reply-direction frames. Profiles come built in (simple, datacenter, isp,
-// tunnels, and elephants and collide for rebalancing; see Builtin) or from
-// YAML (ParseProfile):
+// frame lengths (fixed, a range, IMIX or any weighted list), the share of
+// reply-direction frames, and optionally a hot set: a few flows at a time
+// carrying a share of the frames, shifting over the cycle (HotSet).
+// Profiles come built in (simple, datacenter, isp, tunnels, and elephants,
+// collide and hotset for rebalancing; see Builtin) or from YAML
+// (ParseProfile):
 //
 //	name: campus
 //	flows: 4096
@@ -25,6 +27,10 @@
 //	  ipv4/tcp: 60
 //	  vlan/ipv6/udp: 30
 //	  ipv6+frag/udp: 10
+//
+// A hot set is one more field, hot_set: {flows: 16, share: 0.5, phases: 8,
+// step: 4}: in each eighth of the cycle 16 flows carry half the frames, and
+// from one eighth to the next the hot set moves on by 4 flows.
 //
 // Addresses come only from 198.18.0.0/15 and 2001:db8::/32 and source MACs
 // are locally administered; the destination MAC is the receiver's.

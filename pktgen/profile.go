@@ -34,6 +34,42 @@ type Profile struct {
 	// Seed seeds the shuffles and the draws of a range of frame sizes: the
 	// same profile and seed give the same frames.
 	Seed uint64
+	// HotSet, when set, makes a few flows at a time carry a share of the
+	// frames, a different few as the cycle goes on.
+	HotSet HotSet
+}
+
+// HotSet is a set of flows that carries a share of the frames and shifts
+// over the cycle: the cycle is cut into Phases equal segments, and in
+// segment i the flows i·Step to i·Step+Flows-1 (modulo the flows) carry
+// Share of the segment's frames, each rising and falling over the segments
+// it is hot in; the other flows carry the rest as FlowSizes says. Its zero
+// value is no hot set.
+//
+// A shape gets its part of the hot flows in proportion to its flows, and
+// its part of the hot set moves on by the same proportion of Step, so that a
+// flow of any shape stays hot for about Flows/Step segments. In a segment a
+// shape's hot flows, in window order from the one that is leaving to the one
+// that has just come in, get weights 1, 2, …, peak, …, 2, 1; a shape whose
+// hot flows are all its flows sends them all its frames, and a shape given
+// no hot flow sends its frames as FlowSizes says.
+type HotSet struct {
+	// Flows is the number of hot flows at a time, 1 to the profile's flows.
+	Flows int
+	// Share is the hot flows' share of a segment's frames, strictly between
+	// 0 and 1.
+	Share float64
+	// Phases is the number of segments, 1 to the cycle's frames; 0 means no
+	// hot set.
+	Phases int
+	// Step is how many flows the hot set moves on from one segment to the
+	// next, 0 (a hot set that stays) to the profile's flows.
+	Step int
+}
+
+// String is the hot set as the profile file writes it.
+func (h HotSet) String() string {
+	return fmt.Sprintf("{flows: %d, share: %g, phases: %d, step: %d}", h.Flows, h.Share, h.Phases, h.Step)
 }
 
 // ShapeWeight is one entry of a profile's mix.
@@ -177,6 +213,10 @@ const (
 	// XDP generator's order map, 136 bytes per distinct frame in its heads
 	// map, and 8 bytes per frame for the byte counts.
 	MaxCycle = 1 << 22
+	// MaxHotSetWork bounds a hot set's phases times the profile's flows:
+	// each phase splits its frames over every flow, and together the splits
+	// cost no more than a profile of MaxFlows flows costs once.
+	MaxHotSetWork = MaxFlows
 	// MinFrameLen and MaxFrameLen bound frame lengths (without FCS): 60
 	// bytes is Ethernet's minimum; the XDP generator's live frames must fit
 	// one page with the kernel's headroom and tailroom.
@@ -255,6 +295,20 @@ func (p *Profile) Validate() error {
 	if !(p.ReplyShare >= 0 && p.ReplyShare <= 1) {
 		return bad("reply_share: %g, want 0 to 1", p.ReplyShare)
 	}
+	if h := p.HotSet; h != (HotSet{}) {
+		switch c := p.cycle(); {
+		case h.Phases < 1 || h.Phases > c:
+			return bad("hot_set: %d phases, want 1 to %d (the cycle's frames)", h.Phases, c)
+		case h.Phases > MaxHotSetWork/p.Flows:
+			return bad("hot_set: %d phases of %d flows each, want phases × flows <= %d", h.Phases, p.Flows, MaxHotSetWork)
+		case h.Flows < 1 || h.Flows > p.Flows:
+			return bad("hot_set: %d flows, want 1 to %d (the profile's flows)", h.Flows, p.Flows)
+		case !(h.Share > 0 && h.Share < 1):
+			return bad("hot_set: share %g, want a number strictly between 0 and 1", h.Share)
+		case h.Step < 0 || h.Step > p.Flows:
+			return bad("hot_set: step %d, want 0 to %d (the profile's flows)", h.Step, p.Flows)
+		}
+	}
 	return nil
 }
 
@@ -314,13 +368,15 @@ var builtins = map[string]func() Profile{
 			ReplyShare: 0.25,
 		}
 	},
-	// elephants and collide: uneven load for rebalancing (profile_steering.go).
+	// elephants, collide and hotset: uneven load for rebalancing
+	// (profile_steering.go).
 	"elephants": elephantsProfile,
 	"collide":   collideProfile,
+	"hotset":    hotSetProfile,
 }
 
 // Builtin returns the built-in profile name: simple, datacenter, isp,
-// tunnels, elephants or collide.
+// tunnels, elephants, collide or hotset.
 func Builtin(name string) (Profile, error) {
 	b, ok := builtins[name]
 	if !ok {

@@ -12,13 +12,17 @@ import (
 // ErrInvalidProfile or builds a cycle of exactly its length whose shapes get
 // their frames by largest remainder, checked against exact rational
 // arithmetic: each within one frame of its exact share, all adding up to the
-// cycle. Profiles are cut to 2^12 frames and flows before the build, so that
-// an input costs milliseconds (the bounds themselves are Validate's).
+// cycle; with a hot set, every segment's split over the flows is checked the
+// same way (checkHotSet). Profiles are cut to 2^12 frames and flows, and hot
+// sets to 2^16 phases × flows, before the build, so that an input costs
+// milliseconds (the bounds themselves are Validate's).
 func FuzzProfile(f *testing.F) {
 	f.Add([]byte(campusYAML))
 	f.Add([]byte("flows: 8\ncycle: 64\nmix: {ipv4/tcp: 1e308, ipv6/udp: 1e308}\nframe_sizes: {64: 1e308, 128: 1e308}\n"))
 	f.Add([]byte("flows: 3\ncycle: 5\nmix: {vlan/ipv4/tcp: 3, ipv6+frag/udp: 1e-300}\nflow_sizes: {dist: elephants, flows: 0.5, share: 0.9}\nframe_sizes: 60-3456\nreply_share: 1\n"))
 	f.Add([]byte("flows: 8\ncycle: -1\nmix: {ipv4/tcp: 1}\n---\nflows: 9\n"))
+	f.Add([]byte("flows: 64\ncycle: 4000\nmix: {ipv4/tcp: 3, ipv6/udp: 1}\nflow_sizes: {dist: zipf, exponent: 1}\nhot_set: {flows: 16, share: 0.5, phases: 8, step: 4}\n"))
+	f.Add([]byte("flows: 5\ncycle: 7\nmix: {ipv4/tcp: 1, ipv6/tcp: 1}\nflow_sizes: {dist: zipf, exponent: 1e300}\nhot_set: {flows: 5, share: 1e-300, phases: 7, step: 5}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := ParseProfile(data, "fuzz.yaml")
 		if err != nil {
@@ -30,7 +34,7 @@ func FuzzProfile(f *testing.F) {
 		if err := p.Validate(); err != nil {
 			t.Fatalf("ParseProfile took a profile Validate refuses: %v", err)
 		}
-		if p.Flows > 1<<12 || p.cycle() > 1<<12 {
+		if p.Flows > 1<<12 || p.cycle() > 1<<12 || p.HotSet.Phases*p.Flows > 1<<16 {
 			return
 		}
 		s, err := NewSchedule(p, MACs{Dst: testDst})
@@ -52,6 +56,9 @@ func FuzzProfile(f *testing.F) {
 			frames[i] = c.Frames
 		}
 		checkLargestRemainder(t, s.Len(), weights, frames)
+		if p.HotSet.Phases > 0 {
+			checkHotSet(t, s)
+		}
 		for _, fr := range s.Frames() {
 			if len(fr) < MinFrameLen || len(fr) > MaxFrameLen {
 				t.Fatalf("a frame of %d bytes", len(fr))

@@ -34,3 +34,19 @@ func collideProfile() Profile {
 		FrameSizes: IMIX(),
 	}
 }
+
+// hotSetProfile: a hot set of 16 flows carries half the frames, 4 of them
+// replaced in each eighth of the cycle, over 4080 other flows. A cycle is
+// 3,000,000 frames, so that at 1 Mpps the hot set moves on every 375 ms,
+// a few of a rebalancer's 100 ms intervals: a table balanced for one phase
+// is off for the next. Frames are 64 bytes: xdphash run --synthetic holds
+// every frame of the cycle in memory.
+func hotSetProfile() Profile {
+	return Profile{
+		Name: "hotset", Flows: 4096, Cycle: 3_000_000, Seed: 1,
+		Mix:        mix("ipv4/tcp", 3, "ipv6/tcp", 1),
+		FlowSizes:  FlowSizes{Dist: Uniform},
+		FrameSizes: FixedSize(64),
+		HotSet:     HotSet{Flows: 16, Share: 0.5, Phases: 8, Step: 4},
+	}
+}

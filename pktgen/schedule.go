@@ -85,20 +85,27 @@ func NewSchedule(p Profile, macs MACs) (*Schedule, error) {
 	}
 
 	// Per shape, the sequence of its frames' flows (each flow as often as
-	// its size says, shuffled) and of their directions.
+	// its size says, shuffled; with a hot set, segment by segment) and of
+	// their directions.
+	order := interleave(frames, cycle)
 	flowSeq := make([][]uint32, len(p.Mix))
+	if p.HotSet.Phases > 0 {
+		flowSeq = hotSetSequences(&p, order, frames, flows, rng)
+	}
 	replySeq := make([][]bool, len(p.Mix))
 	var base uint32 // the shape's first global flow number
 	for s := range p.Mix {
-		counts := largestRemainder(frames[s], p.FlowSizes.shares(flows[s]))
-		seq := make([]uint32, 0, frames[s])
-		for k, c := range counts {
-			for range c {
-				seq = append(seq, base+uint32(k))
+		if flowSeq[s] == nil {
+			counts := largestRemainder(frames[s], p.FlowSizes.shares(flows[s]))
+			seq := make([]uint32, 0, frames[s])
+			for k, c := range counts {
+				for range c {
+					seq = append(seq, base+uint32(k))
+				}
 			}
+			rng.Shuffle(len(seq), func(i, j int) { seq[i], seq[j] = seq[j], seq[i] })
+			flowSeq[s] = seq
 		}
-		rng.Shuffle(len(seq), func(i, j int) { seq[i], seq[j] = seq[j], seq[i] })
-		flowSeq[s] = seq
 		reply := make([]bool, frames[s])
 		for i := range int(math.Round(float64(frames[s]) * p.ReplyShare)) {
 			reply[i] = true
@@ -108,7 +115,6 @@ func NewSchedule(p Profile, macs MACs) (*Schedule, error) {
 		base += uint32(flows[s])
 	}
 	lengths := frameLengths(p.FrameSizes, cycle, rng)
-	order := interleave(frames, cycle)
 
 	sc := &Schedule{profile: p, prefix: make([]uint64, cycle+1)}
 	sc.table.Order = make([]uint32, cycle)

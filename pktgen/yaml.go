@@ -22,6 +22,7 @@ type profileFile struct {
 	FlowSizes  yaml.Node `yaml:"flow_sizes"`
 	FrameSizes yaml.Node `yaml:"frame_sizes"`
 	Mix        yaml.Node `yaml:"mix"`
+	HotSet     yaml.Node `yaml:"hot_set"`
 }
 
 // flowSizesFile is the mapping form of flow_sizes.
@@ -65,6 +66,9 @@ func ParseProfile(data []byte, name string) (Profile, error) {
 		return Profile{}, err
 	}
 	if p.FrameSizes, err = parseFrameSizes(&f.FrameSizes, bad); err != nil {
+		return Profile{}, err
+	}
+	if p.HotSet, err = parseHotSet(&f.HotSet, bad); err != nil {
 		return Profile{}, err
 	}
 	if err := p.Validate(); err != nil {
@@ -132,6 +136,60 @@ func parseFlowSizes(n *yaml.Node, bad nodeError) (FlowSizes, error) {
 		return FlowSizes{Dist: Elephants, ElephantFlows: f.Flows, ElephantShare: f.Share}, nil
 	}
 	return FlowSizes{}, bad(n, "flow_sizes: unknown distribution %q (want uniform, zipf or elephants)", f.Dist)
+}
+
+// parseHotSet reads hot_set: a mapping of flows, share, phases and step,
+// such as {flows: 16, share: 0.5, phases: 8, step: 4}. Counts must be
+// integers: YAML would cut 8.5 to 8 without a word.
+func parseHotSet(n *yaml.Node, bad nodeError) (HotSet, error) {
+	switch n.Kind {
+	case 0:
+		return HotSet{}, nil
+	case yaml.MappingNode:
+	default:
+		return HotSet{}, bad(n, "hot_set: want a mapping such as {flows: 16, share: 0.5, phases: 8, step: 4}")
+	}
+	var h HotSet
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if seen[k.Value] {
+			return HotSet{}, bad(k, "hot_set: %s given twice", k.Value)
+		}
+		seen[k.Value] = true
+		if v.Kind != yaml.ScalarNode {
+			return HotSet{}, bad(v, "hot_set: %s: want a number", k.Value)
+		}
+		var count *int
+		switch k.Value {
+		case "share":
+			x, err := strconv.ParseFloat(v.Value, 64)
+			if err != nil {
+				return HotSet{}, bad(v, "hot_set: share %q, want a number", v.Value)
+			}
+			h.Share = x
+			continue
+		case "flows":
+			count = &h.Flows
+		case "phases":
+			count = &h.Phases
+		case "step":
+			count = &h.Step
+		default:
+			return HotSet{}, bad(k, "hot_set: unknown field %q (want flows, share, phases, step)", k.Value)
+		}
+		x, err := strconv.Atoi(v.Value)
+		if err != nil {
+			return HotSet{}, bad(v, "hot_set: %s %q, want a whole number", k.Value, v.Value)
+		}
+		*count = x
+	}
+	if h.Phases == 0 {
+		// The zero HotSet is no hot set: a hot_set without phases must not
+		// vanish silently.
+		return HotSet{}, bad(n, "hot_set: 0 phases, want 1 or more (or no hot_set)")
+	}
+	return h, nil
 }
 
 // parseFrameSizes reads frame_sizes: "imix", a length, "MIN-MAX", or a
