@@ -111,12 +111,12 @@ func (w *worker) holdCheck(t int64) {
 	s.mu.Lock()
 	s.letGo(w.index, t, w.virtual)
 	s.mu.Unlock()
-	w.release(false)
+	w.release(false, t)
 }
 
-// release hands the consumer the held records of the buckets this worker
-// no longer holds, or all of them at the run's end.
-func (w *worker) release(all bool) {
+// release hands the consumer, at t, the held records of the buckets this
+// worker no longer holds, or all of them at the run's end.
+func (w *worker) release(all bool, t int64) {
 	if len(w.hold.recs) == 0 {
 		return
 	}
@@ -138,7 +138,9 @@ func (w *worker) release(all bool) {
 		hs.AtEnd += uint64(len(out))
 	}
 	for _, r := range out {
-		wait := w.now - r.Arrival
+		// The wait is timed by the decision, not by the consumer's now,
+		// which is the latest arrival of the chunk the worker took.
+		wait := t - r.Arrival
 		hs.WaitNs += wait
 		hs.MaxWaitNs = max(hs.MaxWaitNs, wait)
 	}
@@ -185,7 +187,7 @@ func (w *worker) finishRun() {
 		w.catchUp(w.e.lastArrival())
 	}
 	if w.hold != nil {
-		w.release(true)
+		w.release(true, w.now)
 		w.setClock(doneClock)
 	}
 }
