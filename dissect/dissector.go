@@ -232,7 +232,15 @@ func (d *Dissector) DissectFrame(keys *FlowKeys, frame []byte) (bool, Path) {
 		case pppoeLE:
 			return d.pppoe(keys, frame)
 		case mplsUCLE, mplsMCLE:
-			return d.mpls(keys, frame)
+			if d.open&(1<<ShapeMPLS) == 0 {
+				return d.mpls(keys, frame)
+			}
+			// putMPLS, without its call, for a frame longer than the label.
+			le.PutUint64(keys[wordControl:], controlWord(EthernetHdrLen+mplsLabelLen, AddrNone))
+			le.PutUint64(keys[wordBasic:], bits.RotateLeft64(uint64(uint16(h))<<8, 56))
+			*(*[64]byte)(keys[wordVLAN:]) = [64]byte{}
+			d.counters.Shape[ShapeMPLS].Fast++
+			return true, FastPath(ShapeMPLS)
 		case basicIPv4:
 			switch p {
 			case ipProtoIPIP, ipProtoIPv6:
