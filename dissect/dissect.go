@@ -387,7 +387,9 @@ ipProtoAgain:
 	if ctl&FlagIsFragment == 0 && fits(buf, nhoff+poff, portsLen) {
 		*(*[portsLen]byte)(keys[OffPorts:]) = *(*[portsLen]byte)(buf[nhoff+poff:])
 	}
-	goto outGood
+	// The exit written out here, not jumped to: the jump would first move
+	// the state into the registers the other ways in hold it in.
+	return finish(keys, buf, nhoff, proto, ipProto, ctl, true)
 
 nextProto:
 	if numHdrs++; numHdrs <= MaxReDispatch {
