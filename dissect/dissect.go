@@ -11,17 +11,6 @@ import (
 // free; the request past the limit ends the dissection as a success.
 const MaxReDispatch = 15
 
-// verdict is what a protocol handler tells the state machine (enum flow_dissect_ret).
-type verdict uint8
-
-const (
-	verdictContinue     verdict = iota // go on to the L4 stage (IPv4, IPv6)
-	verdictGood                        // stop, result true
-	verdictBad                         // stop, result false
-	verdictProtoAgain                  // dispatch again on the new proto
-	verdictIPProtoAgain                // dispatch again on the new ip_proto
-)
-
 // Dissect runs the kernel's flow dissector (__skb_flow_dissect with
 // flow_keys_dissector) over buf, starting at offset nhoff with ethertype proto, and
 // fills keys with the struct flow_keys image. keys is zeroed first, as
@@ -62,14 +51,17 @@ func resume(keys *FlowKeys, buf []byte, flags Flags, st *walkState) bool {
 //
 // Like the kernel's function, it is one loop over a few named state
 // variables, with a round per ethertype (protoAgain) and per IP protocol
-// (ipProtoAgain); a step that ends the dissection jumps to the exit with its
-// verdict, one that re-dispatches to nextProto or nextIPProto, which count
-// the re-dispatches. The steps are written in line and the loop calls
+// (ipProtoAgain). A step's verdict (enum flow_dissect_ret) is where it jumps:
+// outGood and outBad, the exit; nextProto and nextIPProto (proto-again,
+// ip-proto-again), which count the re-dispatch; IPv4 and IPv6 go on to
+// ipProtoAgain (continue). The steps are written in line and the loop calls
 // nothing: a call would make the compiler keep the state variables in memory
 // across it, on every round. The one step that must call (TIPC's random key)
 // ends the dissection, so it leaves the loop by a call in its return.
 // IPv4, IPv6 and VLAN, then TCP and UDP, are tested first, in that order: a
-// switch over all the cases would search them.
+// switch over all the cases would search them. The hottest steps read their
+// fields by offset rather than through the views' accessors: an inlined
+// call leaves a NOP behind (its inlining mark).
 func walk(keys *FlowKeys, buf []byte, flags Flags, proto uint16, nhoff int, st *walkState) bool {
 	var (
 		ipProto   uint8
@@ -91,16 +83,16 @@ protoAgain:
 			goto outBad
 		}
 		h := (*ipv4Header)(buf[nhoff:])
-		ihl := h.IHL()
+		ihl := int(h[ipv4VerIHL] & 0x0f) // the version is never checked
 		if ihl < 5 {
 			goto outBad
 		}
 		nhoff += ihl * 4
-		ipProto = h.Protocol()
-		*(*[8]byte)(keys[OffIPv4Src:]) = h.Addrs()
-		binary.LittleEndian.PutUint16(keys[OffAddrType:], uint16(AddrIPv4))
+		ipProto = h[ipv4Protocol]
+		*(*[8]byte)(keys[OffIPv4Src:]) = [8]byte(h[ipv4SrcAddr:])
+		keys[OffAddrType], keys[OffAddrType+1] = byte(AddrIPv4), 0
 		// ip_is_fragment: MF or a non-zero offset.
-		if frag := h.FragField(); frag&(ipv4MoreFrags|ipv4OffsetMsk) != 0 {
+		if frag := uint16(h[ipv4FragOff])<<8 | uint16(h[ipv4FragOff+1]); frag&(ipv4MoreFrags|ipv4OffsetMsk) != 0 {
 			ctl |= FlagIsFragment
 			if frag&ipv4OffsetMsk != 0 {
 				goto outGood
@@ -120,7 +112,7 @@ protoAgain:
 		ipProto = h.NextHeader()
 		nhoff += ipv6HdrLen
 		*(*[32]byte)(keys[OffIPv6Src:]) = h.Addrs()
-		binary.LittleEndian.PutUint16(keys[OffAddrType:], uint16(AddrIPv6))
+		keys[OffAddrType], keys[OffAddrType+1] = byte(AddrIPv6), 0
 		if label := h.FlowLabel(); label != 0 {
 			binary.LittleEndian.PutUint32(keys[OffFlowLabel:], label)
 			if flags&FlagStopAtFlowLabel != 0 {

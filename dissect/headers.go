@@ -89,7 +89,7 @@ func fits(b []byte, off, n int) bool {
 type ipv4Header [ipv4MinHdrLen]byte
 
 const (
-	ipv4VerIHL    = 0
+	ipv4VerIHL    = 0 // version and IHL (the header length in 32-bit words); the version is never checked
 	ipv4FragOff   = 6
 	ipv4Protocol  = 9
 	ipv4SrcAddr   = 12
@@ -97,12 +97,6 @@ const (
 	ipv4MoreFrags = 0x2000
 	ipv4OffsetMsk = 0x1fff
 )
-
-// IHL is the header length in 32-bit words; the version nibble is never checked.
-func (h *ipv4Header) IHL() int          { return int(h[ipv4VerIHL] & 0x0f) }
-func (h *ipv4Header) Protocol() uint8   { return h[ipv4Protocol] }
-func (h *ipv4Header) FragField() uint16 { return binary.BigEndian.Uint16(h[ipv4FragOff:]) }
-func (h *ipv4Header) Addrs() [8]byte    { return [8]byte(h[ipv4SrcAddr:]) }
 
 // ipv6Header is the fixed 40-byte IPv6 header (RFC 8200).
 //
