@@ -58,8 +58,8 @@ func resume(keys *FlowKeys, buf []byte, flags Flags, st *walkState) bool {
 // nothing: a call would make the compiler keep the state variables in memory
 // across it, on every round. The one step that must call (TIPC's random key)
 // ends the dissection, so it leaves the loop by a call in its return.
-// IPv4, IPv6 and VLAN, then TCP and UDP, are tested first, in that order: a
-// switch over all the cases would search them. The hottest steps read their
+// IPv4, IPv6, VLAN and MPLS, then TCP and UDP, are tested first, in that
+// order: a switch over all the cases would search them. The hottest steps read their
 // fields by offset rather than through the views' accessors: an inlined
 // call leaves a NOP behind (its inlining mark).
 func walk(keys *FlowKeys, buf []byte, flags Flags, proto uint16, nhoff int, st *walkState) bool {
@@ -141,6 +141,12 @@ protoAgain:
 		}
 		goto nextProto
 	}
+	if proto == EtherTypeMPLSUC || proto == EtherTypeMPLSMC {
+		// __skb_flow_dissect_mpls returns at once when neither MPLS key is
+		// used; the caller still steps over one label. The exit is written
+		// out here, as in the ports step.
+		return finish(keys, buf, nhoff+mplsLabelLen, proto, ipProto, ctl, true)
+	}
 	switch proto {
 	case EtherTypePPPoES:
 		// Kernel 6.18 (kernel-fidelity, errata 1) does not follow
@@ -173,11 +179,6 @@ protoAgain:
 		goto nextProto
 	case EtherTypeTIPC:
 		return dissectTIPC(keys, buf, proto, nhoff, ipProto, ctl)
-	case EtherTypeMPLSUC, EtherTypeMPLSMC:
-		// __skb_flow_dissect_mpls returns at once when neither MPLS key is used;
-		// the caller still steps over one label.
-		nhoff += mplsLabelLen
-		goto outGood
 	case EtherTypeFCoE:
 		// The one handler that checks the linear length itself instead of reading.
 		if len(buf)-nhoff < fcoeHdrLen {
