@@ -145,7 +145,7 @@ protoAgain:
 		// __skb_flow_dissect_mpls returns at once when neither MPLS key is
 		// used; the caller still steps over one label. The exit is written
 		// out here, as in the ports step.
-		return finish(keys, buf, nhoff+mplsLabelLen, proto, ipProto, ctl, true)
+		return finish(keys, len(buf), nhoff+mplsLabelLen, proto, ipProto, ctl, true)
 	}
 	switch proto {
 	case EtherTypePPPoES:
@@ -178,7 +178,10 @@ protoAgain:
 		}
 		goto nextProto
 	case EtherTypeTIPC:
-		return dissectTIPC(keys, buf, proto, nhoff, ipProto, ctl)
+		if !fits(buf, nhoff, tipcBasicHdrLen) {
+			goto outBad
+		}
+		return dissectTIPC(keys, (*[tipcBasicHdrLen]byte)(buf[nhoff:]), len(buf), proto, nhoff, ipProto, ctl)
 	case EtherTypeFCoE:
 		// The one handler that checks the linear length itself instead of reading.
 		if len(buf)-nhoff < fcoeHdrLen {
@@ -384,7 +387,7 @@ ipProtoAgain:
 	}
 	// The exit written out here, not jumped to: the jump would first move
 	// the state into the registers the other ways in hold it in.
-	return finish(keys, buf, nhoff, proto, ipProto, ctl, true)
+	return finish(keys, len(buf), nhoff, proto, ipProto, ctl, true)
 
 nextProto:
 	if numHdrs++; numHdrs <= MaxReDispatch {
@@ -396,17 +399,17 @@ nextIPProto:
 		goto ipProtoAgain
 	}
 outGood:
-	return finish(keys, buf, nhoff, proto, ipProto, ctl, true)
+	return finish(keys, len(buf), nhoff, proto, ipProto, ctl, true)
 outBad:
-	return finish(keys, buf, nhoff, proto, ipProto, ctl, false)
+	return finish(keys, len(buf), nhoff, proto, ipProto, ctl, false)
 }
 
 // finish is the exit of a good and a bad end alike (out_good, out_bad): the
 // three fields the kernel writes last, thoff as min_t(u16, nhoff, len), and
 // the result ok.
-func finish(keys *FlowKeys, buf []byte, nhoff int, proto uint16, ipProto uint8, ctl ControlFlags, ok bool) bool {
+func finish(keys *FlowKeys, n int, nhoff int, proto uint16, ipProto uint8, ctl ControlFlags, ok bool) bool {
 	thoff := uint16(nhoff)
-	if l := uint16(len(buf)); l < thoff {
+	if l := uint16(n); l < thoff {
 		thoff = l
 	}
 	binary.LittleEndian.PutUint16(keys[OffTHoff:], thoff)
@@ -458,20 +461,18 @@ func portsOffset(ipProto uint8) int {
 // keep-alive (msg_is_keepalive).
 const tipcKeepAliveMask = 0x0e080000
 
-// dissectTIPC is the ETH_P_TIPC case, which ends the dissection: the key is
-// the source node (word 3). For link keep-alives the kernel (tipc_hdr_rps_key)
-// draws a fresh random key per packet to spread them; so do we, so such frames
-// never share a flow, as in the kernel.
-func dissectTIPC(keys *FlowKeys, buf []byte, proto uint16, nhoff int, ipProto uint8, ctl ControlFlags) bool {
-	if !fits(buf, nhoff, tipcBasicHdrLen) {
-		return finish(keys, buf, nhoff, proto, ipProto, ctl, false)
-	}
-	b := (*[tipcBasicHdrLen]byte)(buf[nhoff:])
+// dissectTIPC is the ETH_P_TIPC case, which ends the dissection, on the
+// basic header b of a buffer of n bytes: the key is the source node (word
+// 3). For link keep-alives the kernel (tipc_hdr_rps_key) draws a fresh random
+// key per packet to spread them; so do we, so such frames never share a
+// flow, as in the kernel. It takes the header rather than the buffer so that
+// walk need not keep the buffer's capacity for this call.
+func dissectTIPC(keys *FlowKeys, b *[tipcBasicHdrLen]byte, n int, proto uint16, nhoff int, ipProto uint8, ctl ControlFlags) bool {
 	if binary.BigEndian.Uint32(b[:])&tipcKeepAliveMask == tipcKeepAliveMask {
 		binary.LittleEndian.PutUint32(keys[OffTIPCKey:], rand.Uint32())
 	} else {
 		*(*[4]byte)(keys[OffTIPCKey:]) = [4]byte(b[12:16])
 	}
 	binary.LittleEndian.PutUint16(keys[OffAddrType:], uint16(AddrTIPC))
-	return finish(keys, buf, nhoff, proto, ipProto, ctl, true)
+	return finish(keys, n, nhoff, proto, ipProto, ctl, true)
 }
