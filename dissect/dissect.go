@@ -2,6 +2,7 @@ package dissect
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"math/rand/v2"
 )
 
@@ -10,17 +11,6 @@ import (
 // free; the request past the limit ends the dissection as a success.
 const MaxReDispatch = 15
 
-// verdict is what a protocol handler tells the state machine (enum flow_dissect_ret).
-type verdict uint8
-
-const (
-	verdictContinue     verdict = iota // go on to the L4 stage (IPv4, IPv6)
-	verdictGood                        // stop, result true
-	verdictBad                         // stop, result false
-	verdictProtoAgain                  // dispatch again on the new proto
-	verdictIPProtoAgain                // dispatch again on the new ip_proto
-)
-
 // Dissect runs the kernel's flow dissector (__skb_flow_dissect with
 // flow_keys_dissector) over buf, starting at offset nhoff with ethertype proto, and
 // fills keys with the struct flow_keys image. keys is zeroed first, as
@@ -28,15 +18,9 @@ const (
 // either way (skb_get_hash hashes them regardless).
 //
 // buf is treated as one linear skb: a header read succeeds iff it ends within buf.
-//
-// Like the kernel's function, this is one state machine over a few named state
-// variables; the common protocols are cases of its switches and the rest are
-// helpers named after their kernel counterparts. IPv4, IPv6, VLAN and the ports
-// stay in line: a call each on the shapes that dominate traffic was a large
-// share of their cost (bench/instructions.sh counts it).
 func Dissect(keys *FlowKeys, buf []byte, proto uint16, nhoff int, flags Flags) bool {
 	*keys = FlowKeys{}
-	return resume(keys, buf, flags, &walkState{proto: proto, nhoff: nhoff})
+	return walk(keys, buf, flags, proto, nhoff, nil)
 }
 
 // walkState is the state machine's state at the top of a round, where it
@@ -55,247 +39,377 @@ type walkState struct {
 }
 
 // resume runs Dissect's state machine from the top of a round in state st,
-// over keys that hold what the rounds before it wrote. st is passed by
-// pointer and read field by field: a struct argument is copied in wide words
-// over the narrow stores that built it, which stalls store forwarding.
+// over keys that hold what the rounds before it wrote.
 func resume(keys *FlowKeys, buf []byte, flags Flags, st *walkState) bool {
-	proto, nhoff, ipProto, ctl, numHdrs, vlanLevel := st.proto, st.nhoff, st.ipProto, st.ctl, st.numHdrs, st.vlanLevel
+	return walk(keys, buf, flags, st.proto, st.nhoff, st)
+}
+
+// walk is the state machine of __skb_flow_dissect: from ethertype proto at
+// nhoff, in the state st holds, or at the start of a dissection when st is
+// nil (which a dissection from the start passes so that it builds no state
+// in memory to read back).
+//
+// Like the kernel's function, it is one loop over a few named state
+// variables, with a round per ethertype (protoAgain) and per IP protocol
+// (ipProtoAgain). A step's verdict (enum flow_dissect_ret) is where it jumps:
+// outGood and outBad, the exit; nextProto and nextIPProto (proto-again,
+// ip-proto-again), which count the re-dispatch; IPv4 and IPv6 go on to
+// ipProtoAgain (continue). The steps are written in line and the loop calls
+// nothing: a call would make the compiler keep the state variables in memory
+// across it, on every round. The one step that must call (TIPC's random key)
+// ends the dissection, so it leaves the loop by a call in its return.
+// IPv4, IPv6, VLAN and MPLS, then TCP and UDP, are tested first, in that
+// order: a switch over all the cases would search them. The hottest steps read their
+// fields by offset rather than through the views' accessors: an inlined
+// call leaves a NOP behind (its inlining mark).
+func walk(keys *FlowKeys, buf []byte, flags Flags, proto uint16, nhoff int, st *walkState) bool {
 	var (
-		v  verdict
-		ok bool
+		ipProto   uint8
+		ctl       ControlFlags
+		numHdrs   int
+		vlanLevel uint8
+		poff      int // where the ports lie in the transport header
 	)
-	if st.atIPProto {
-		goto ipProtoAgain
+	if st != nil {
+		ipProto, ctl, numHdrs, vlanLevel = st.ipProto, st.ctl, st.numHdrs, st.vlanLevel
+		if st.atIPProto {
+			goto ipProtoAgain
+		}
 	}
 
 protoAgain:
-	v = verdictContinue
-	switch proto {
-	case EtherTypeIPv4:
-		b, found := hdr(buf, nhoff, ipv4MinHdrLen)
-		if !found {
-			v = verdictBad
-			break
+	if proto == EtherTypeIPv4 {
+		if !fits(buf, nhoff, ipv4MinHdrLen) {
+			goto outBad
 		}
-		h := ipv4Header(b)
-		ihl := h.IHL()
+		h := (*ipv4Header)(buf[nhoff:])
+		ihl := int(h[ipv4VerIHL] & 0x0f) // the version is never checked
 		if ihl < 5 {
-			v = verdictBad
-			break
+			goto outBad
 		}
 		nhoff += ihl * 4
-		ipProto = h.Protocol()
-		copy(keys[OffIPv4Src:OffIPv4Src+8], h.Addrs())
-		binary.LittleEndian.PutUint16(keys[OffAddrType:], uint16(AddrIPv4))
+		ipProto = h[ipv4Protocol]
+		*(*[8]byte)(keys[OffIPv4Src:]) = [8]byte(h[ipv4SrcAddr:])
+		keys[OffAddrType], keys[OffAddrType+1] = byte(AddrIPv4), 0
 		// ip_is_fragment: MF or a non-zero offset.
-		if frag := h.FragField(); frag&(ipv4MoreFrags|ipv4OffsetMsk) != 0 {
+		if frag := uint16(h[ipv4FragOff])<<8 | uint16(h[ipv4FragOff+1]); frag&(ipv4MoreFrags|ipv4OffsetMsk) != 0 {
 			ctl |= FlagIsFragment
 			if frag&ipv4OffsetMsk != 0 {
-				v = verdictGood
-				break
+				goto outGood
 			}
 			ctl |= FlagFirstFrag
 			if flags&FlagParse1stFrag == 0 {
-				v = verdictGood
+				goto outGood
 			}
 		}
-	case EtherTypeIPv6:
-		b, found := hdr(buf, nhoff, ipv6HdrLen)
-		if !found {
-			v = verdictBad
-			break
+		goto ipProtoAgain
+	}
+	if proto == EtherTypeIPv6 {
+		if !fits(buf, nhoff, ipv6HdrLen) {
+			goto outBad
 		}
-		h := ipv6Header(b)
+		h := (*ipv6Header)(buf[nhoff:])
 		ipProto = h.NextHeader()
 		nhoff += ipv6HdrLen
-		copy(keys[OffIPv6Src:OffIPv6Src+32], h.Addrs())
-		binary.LittleEndian.PutUint16(keys[OffAddrType:], uint16(AddrIPv6))
+		*(*[32]byte)(keys[OffIPv6Src:]) = h.Addrs()
+		keys[OffAddrType], keys[OffAddrType+1] = byte(AddrIPv6), 0
 		if label := h.FlowLabel(); label != 0 {
 			binary.LittleEndian.PutUint32(keys[OffFlowLabel:], label)
 			if flags&FlagStopAtFlowLabel != 0 {
-				v = verdictGood
+				goto outGood
 			}
 		}
-	case EtherTypeVLAN, EtherTypeQinQ:
-		b, found := hdr(buf, nhoff, vlanHdrLen)
-		if !found {
-			v = verdictBad
-			break
+		goto ipProtoAgain
+	}
+	if proto == EtherTypeVLAN || proto == EtherTypeQinQ {
+		if !fits(buf, nhoff, vlanHdrLen) {
+			goto outBad
 		}
-		h := vlanHeader(b)
+		h := (*vlanHeader)(buf[nhoff:])
 		tpid := proto
 		proto = h.EncapsulatedProto()
 		nhoff += vlanHdrLen
 		// Only the first tag of the whole dissection is stored; the second would be
 		// the CVLAN key, which flow_keys_dissector does not use. The bit-fields are
-		// vlan_id:12, vlan_dei:1, vlan_priority:3, and DEI is never written.
+		// vlan_id:12, vlan_dei:1, vlan_priority:3, and DEI is never written. The
+		// key's 8 bytes (TCI in host order, TPID and ethertype in network order,
+		// padding) are one store, its word built through a rotation as the fast
+		// paths build theirs (fast.go says why).
 		if vlanLevel == 0 {
-			binary.LittleEndian.PutUint16(keys[OffVLANTCI:], h.TCI()&^vlanDEIBit)
-			binary.BigEndian.PutUint16(keys[OffVLANTPID:], tpid)
-			binary.BigEndian.PutUint16(keys[OffVLANEthType:], proto)
+			binary.LittleEndian.PutUint64(keys[OffVLANTCI:], bits.RotateLeft64(uint64(h.TCI()&^vlanDEIBit)<<16|uint64(bits.ReverseBytes16(tpid))<<32|uint64(bits.ReverseBytes16(proto))<<48, 48))
 			vlanLevel = 1
 		}
-		v = verdictProtoAgain
+		goto nextProto
+	}
+	if proto == EtherTypeMPLSUC || proto == EtherTypeMPLSMC {
+		// __skb_flow_dissect_mpls returns at once when neither MPLS key is
+		// used; the caller still steps over one label. The exit is written
+		// out here, as in the ports step.
+		return finish(keys, len(buf), nhoff+mplsLabelLen, proto, ipProto, ctl, true)
+	}
+	switch proto {
 	case EtherTypePPPoES:
-		proto, nhoff, v = dissectPPPoE(buf, proto, nhoff)
+		// Kernel 6.18 (kernel-fidelity, errata 1) does not follow
+		// protocol-field compression: the header is always 8 bytes, and a
+		// compressed protocol reads as an invalid PPP protocol.
+		if !fits(buf, nhoff, pppoeSesHdrLen) {
+			goto outBad
+		}
+		h := (*pppoeSession)(buf[nhoff:])
+		if !h.Valid() {
+			goto outBad
+		}
+		nhoff += pppoeSesHdrLen
+		switch p := h.Protocol(); p {
+		case pppProtoIPv4:
+			proto = EtherTypeIPv4
+		case pppProtoIPv6:
+			proto = EtherTypeIPv6
+		case pppProtoMPLSU:
+			proto = EtherTypeMPLSUC
+		case pppProtoMPLSM:
+			proto = EtherTypeMPLSMC
+		default:
+			// ppp_proto_is_valid: an odd low byte and an even high byte.
+			if p&0x0101 == 0x0001 {
+				goto outGood
+			}
+			goto outBad
+		}
+		goto nextProto
 	case EtherTypeTIPC:
-		v = dissectTIPC(keys, buf, nhoff)
-	case EtherTypeMPLSUC, EtherTypeMPLSMC:
-		// __skb_flow_dissect_mpls returns at once when neither MPLS key is used;
-		// the caller still steps over one label.
-		nhoff += mplsLabelLen
-		v = verdictGood
+		if !fits(buf, nhoff, tipcBasicHdrLen) {
+			goto outBad
+		}
+		return dissectTIPC(keys, (*[tipcBasicHdrLen]byte)(buf[nhoff:]), len(buf), proto, nhoff, ipProto, ctl)
 	case EtherTypeFCoE:
 		// The one handler that checks the linear length itself instead of reading.
 		if len(buf)-nhoff < fcoeHdrLen {
-			v = verdictBad
-			break
+			goto outBad
 		}
 		nhoff += fcoeHdrLen
-		v = verdictGood
+		goto outGood
 	case EtherTypeARP, EtherTypeRARP, EtherTypeCFM:
 		// Their keys (ARP, CFM) are not in flow_keys_dissector: the handlers return
 		// good without reading.
-		v = verdictGood
+		goto outGood
 	case EtherTypeBATMAN:
-		proto, nhoff, v = dissectBatadv(buf, proto, nhoff, flags)
-		if v != verdictBad {
-			ctl |= FlagEncapsulation
+		// __skb_flow_dissect_batadv: a batman-adv unicast packet (compat
+		// version 15) carrying an Ethernet frame.
+		const (
+			batadvUnicast       = 0x40
+			batadvCompatVersion = 15
+		)
+		if !fits(buf, nhoff, batadvHdrLen) {
+			goto outBad
 		}
+		b := (*[batadvHdrLen]byte)(buf[nhoff:])
+		if b[1] != batadvCompatVersion || b[0] != batadvUnicast {
+			goto outBad
+		}
+		proto = binary.BigEndian.Uint16(b[22:])
+		nhoff += batadvHdrLen
+		ctl |= FlagEncapsulation
+		if flags&FlagStopAtEncap != 0 {
+			goto outGood
+		}
+		goto nextProto
 	case EtherTypePTP:
-		if _, found := hdr(buf, nhoff, ptpHdrLen); !found {
-			v = verdictBad
-			break
+		if !fits(buf, nhoff, ptpHdrLen) {
+			goto outBad
 		}
 		nhoff += ptpHdrLen
-		v = verdictGood
+		goto outGood
 	case EtherTypeHSR, EtherTypePRP:
-		b, found := hdr(buf, nhoff, hsrTagLen)
-		if !found {
-			v = verdictBad
-			break
+		if !fits(buf, nhoff, hsrTagLen) {
+			goto outBad
 		}
-		proto = binary.BigEndian.Uint16(b[4:])
+		proto = binary.BigEndian.Uint16((*[hsrTagLen]byte)(buf[nhoff:])[4:])
 		nhoff += hsrTagLen
-		v = verdictProtoAgain
-	default:
-		v = verdictBad
+		goto nextProto
 	}
-
-	switch v {
-	case verdictGood:
-		goto outGood
-	case verdictProtoAgain:
-		if numHdrs++; numHdrs <= MaxReDispatch {
-			goto protoAgain
-		}
-		goto outGood
-	case verdictBad:
-		goto outBad
-	}
+	goto outBad
 
 ipProtoAgain:
-	v = verdictContinue
-	switch ipProto {
-	case ipProtoGRE:
-		if flags&FlagStopBeforeEncap != 0 {
-			v = verdictGood
-			break
-		}
-		var entered bool
-		proto, nhoff, entered, v = dissectGRE(keys, buf, proto, nhoff, flags)
-		if entered {
+	if ipProto != ipProtoTCP && ipProto != ipProtoUDP {
+		switch ipProto {
+		case ipProtoGRE:
+			if flags&FlagStopBeforeEncap != 0 {
+				goto outGood
+			}
+			// __skb_flow_dissect_gre: GRE version 0 and PPTP (version 1).
+			// The early good exits (routing, version, non-PPTP v1) and the
+			// failures do not enter the tunnel: nhoff stays, and the
+			// encapsulation flag is not set.
+			if !fits(buf, nhoff, greBaseHdrLen) {
+				goto outBad
+			}
+			h := (*greHeader)(buf[nhoff:])
+			fv := h.FlagsVersion()
+			if fv&greRouting != 0 {
+				goto outGood
+			}
+			ver := fv & greVersion
+			if ver > 1 {
+				goto outGood
+			}
+			// proto takes the GRE protocol before any other check: a stop or
+			// failure below reports it as n_proto.
+			proto = h.Protocol()
+			if ver == 1 && !(proto == EtherTypePPP && fv&greKey != 0) {
+				goto outGood
+			}
+			off := nhoff + greBaseHdrLen
+			if fv&greChecksum != 0 {
+				off += 4 // checksum and reserved1, not read
+			}
+			if fv&greKey != 0 {
+				if !fits(buf, off, 4) {
+					goto outBad
+				}
+				key := binary.BigEndian.Uint32((*[4]byte)(buf[off:])[:])
+				if ver == 1 {
+					key &= pptpKeyMask
+				}
+				binary.BigEndian.PutUint32(keys[OffKeyID:], key)
+				off += 4
+			}
+			if fv&greSeq != 0 {
+				off += 4
+			}
+			if ver == 0 {
+				if proto == EtherTypeTEB {
+					if !fits(buf, off, EthernetHdrLen) {
+						goto outBad
+					}
+					proto = binary.BigEndian.Uint16((*[EthernetHdrLen]byte)(buf[off:])[12:])
+					off += EthernetHdrLen
+					// NET_IP_ALIGN is 0 on x86-64, so the readable length is not capped here.
+				}
+			} else {
+				if fv&greAck != 0 {
+					off += 4
+				}
+				if !fits(buf, off, pppHdrLen) {
+					goto outBad
+				}
+				// The address and control bytes are assumed, never checked. Other PPP
+				// protocols leave proto at 0x880b, which the next L3 pass rejects.
+				switch binary.BigEndian.Uint16((*[pppHdrLen]byte)(buf[off:])[2:]) {
+				case pppProtoIPv4:
+					proto = EtherTypeIPv4
+				case pppProtoIPv6:
+					proto = EtherTypeIPv6
+				}
+				off += pppHdrLen
+			}
+			nhoff = off
 			ctl |= FlagEncapsulation
-		}
-	case ipProtoHopOpts, ipProtoRouting, ipProtoDstOpts:
-		// Extension headers only count behind an IPv6 header.
-		if proto != EtherTypeIPv6 {
-			break
-		}
-		b, found := hdr(buf, nhoff, ipv6OptHdrPeek)
-		if !found {
-			v = verdictBad
-			break
-		}
-		ipProto = b[0]
-		nhoff += (int(b[1]) + 1) << 3
-		v = verdictIPProtoAgain
-	case ipProtoFragment:
-		if proto != EtherTypeIPv6 {
-			break
-		}
-		b, found := hdr(buf, nhoff, ipv6FragHdrLen)
-		if !found {
-			v = verdictBad
-			break
-		}
-		ctl |= FlagIsFragment
-		nhoff += ipv6FragHdrLen
-		ipProto = b[0]
-		v = verdictGood
-		// An offset of zero (also an atomic fragment, M=0) is a first fragment.
-		if binary.BigEndian.Uint16(b[2:])&0xfff8 == 0 {
-			ctl |= FlagFirstFrag
-			if flags&FlagParse1stFrag != 0 {
-				v = verdictIPProtoAgain
+			if flags&FlagStopAtEncap != 0 {
+				goto outGood
 			}
-		}
-	case ipProtoIPIP, ipProtoIPv6:
-		// IP-in-IP: the inner header starts where the outer one ended.
-		if flags&FlagStopBeforeEncap != 0 {
-			v = verdictGood
-			break
-		}
-		proto = EtherTypeIPv4
-		if ipProto == ipProtoIPv6 {
-			proto = EtherTypeIPv6
-		}
-		ctl |= FlagEncapsulation
-		v = verdictProtoAgain
-		if flags&FlagStopAtEncap != 0 {
-			v = verdictGood
-		}
-	case ipProtoMPLS:
-		// MPLS-in-IP: no encapsulation flag, the stop flags are not consulted.
-		proto = EtherTypeMPLSUC
-		v = verdictProtoAgain
-	}
-	// TCP, ICMP, L2TPv3, ESP and AH only fill keys this dissector does not use.
-
-	// __skb_flow_dissect_ports, on every L4 pass until a fragment is seen, also on
-	// passes that then enter a tunnel: those zero the ports word.
-	if ctl&FlagIsFragment == 0 {
-		var ports uint32
-		if poff := portsOffset(ipProto); poff >= 0 {
-			if p, found := hdr(buf, nhoff+poff, portsLen); found {
-				ports = binary.LittleEndian.Uint32(p)
+			goto nextProto
+		case ipProtoHopOpts, ipProtoRouting, ipProtoDstOpts:
+			// Extension headers only count behind an IPv6 header.
+			if proto != EtherTypeIPv6 {
+				goto outGood
 			}
+			if !fits(buf, nhoff, ipv6OptHdrPeek) {
+				goto outBad
+			}
+			b := (*[ipv6OptHdrPeek]byte)(buf[nhoff:])
+			ipProto = b[0]
+			nhoff += (int(b[1]) + 1) << 3
+			// The ports of this pass are those of the next header, read
+			// here; they stay if the next round is refused.
+			if ctl&FlagIsFragment == 0 {
+				var ports [portsLen]byte
+				if poff := portsOffset(ipProto); poff >= 0 && fits(buf, nhoff+poff, portsLen) {
+					ports = *(*[portsLen]byte)(buf[nhoff+poff:])
+				}
+				*(*[portsLen]byte)(keys[OffPorts:]) = ports
+			}
+			goto nextIPProto
+		case ipProtoFragment:
+			if proto != EtherTypeIPv6 {
+				goto outGood
+			}
+			if !fits(buf, nhoff, ipv6FragHdrLen) {
+				goto outBad
+			}
+			b := (*[ipv6FragHdrLen]byte)(buf[nhoff:])
+			ctl |= FlagIsFragment
+			nhoff += ipv6FragHdrLen
+			ipProto = b[0]
+			// An offset of zero (also an atomic fragment, M=0) is a first fragment.
+			if binary.BigEndian.Uint16(b[2:])&0xfff8 == 0 {
+				ctl |= FlagFirstFrag
+				if flags&FlagParse1stFrag != 0 {
+					goto nextIPProto
+				}
+			}
+			goto outGood
+		case ipProtoIPIP, ipProtoIPv6:
+			// IP-in-IP: the inner header starts where the outer one ended.
+			if flags&FlagStopBeforeEncap != 0 {
+				goto outGood
+			}
+			proto = EtherTypeIPv4
+			if ipProto == ipProtoIPv6 {
+				proto = EtherTypeIPv6
+			}
+			ctl |= FlagEncapsulation
+			if flags&FlagStopAtEncap != 0 {
+				goto outGood
+			}
+			goto nextProto
+		case ipProtoMPLS:
+			// MPLS-in-IP: no encapsulation flag, the stop flags are not consulted.
+			proto = EtherTypeMPLSUC
+			goto nextProto
+		case ipProtoDCCP, ipProtoESP, ipProtoSCTP, ipProtoUDPLite:
+		case ipProtoAH:
+			poff = portsOffsetAH // the SPI
+		default:
+			// ICMP, L2TPv3 and the rest fill only keys this dissector does
+			// not use, and have no ports.
+			goto outGood
 		}
-		binary.LittleEndian.PutUint32(keys[OffPorts:], ports)
 	}
-
-	switch v {
-	case verdictProtoAgain:
-		if numHdrs++; numHdrs <= MaxReDispatch {
-			goto protoAgain
-		}
-	case verdictIPProtoAgain:
-		if numHdrs++; numHdrs <= MaxReDispatch {
-			goto ipProtoAgain
-		}
-	case verdictBad:
-		goto outBad
+	// __skb_flow_dissect_ports (proto_ports_offset: the SPI for ESP and AH),
+	// unless a fragment was seen. The kernel writes the ports word on every
+	// L4 pass, zero when the protocol has none or they cannot be read. A
+	// pass that ends here wrote no other: the word still holds zero (a
+	// dissection starts it so, tunnel passes write zero), or what the
+	// extension header before read, for this protocol at this offset.
+	if ctl&FlagIsFragment == 0 && fits(buf, nhoff+poff, portsLen) {
+		*(*[portsLen]byte)(keys[OffPorts:]) = *(*[portsLen]byte)(buf[nhoff+poff:])
 	}
+	// The exit written out here, not jumped to: the jump would first move
+	// the state into the registers the other ways in hold it in.
+	return finish(keys, len(buf), nhoff, proto, ipProto, ctl, true)
 
+nextProto:
+	if numHdrs++; numHdrs <= MaxReDispatch {
+		goto protoAgain
+	}
+	goto outGood
+nextIPProto:
+	if numHdrs++; numHdrs <= MaxReDispatch {
+		goto ipProtoAgain
+	}
 outGood:
-	ok = true
-	goto out
+	return finish(keys, len(buf), nhoff, proto, ipProto, ctl, true)
 outBad:
-	ok = false
-out:
-	// Both exits write the same three fields; thoff is min_t(u16, nhoff, len).
+	return finish(keys, len(buf), nhoff, proto, ipProto, ctl, false)
+}
+
+// finish is the exit of a good and a bad end alike (out_good, out_bad): the
+// three fields the kernel writes last, thoff as min_t(u16, nhoff, len), and
+// the result ok.
+func finish(keys *FlowKeys, n int, nhoff int, proto uint16, ipProto uint8, ctl ControlFlags, ok bool) bool {
 	thoff := uint16(nhoff)
-	if l := uint16(len(buf)); l < thoff {
+	if l := uint16(n); l < thoff {
 		thoff = l
 	}
 	binary.LittleEndian.PutUint16(keys[OffTHoff:], thoff)
@@ -343,152 +457,22 @@ func portsOffset(ipProto uint8) int {
 	return -1
 }
 
-// dissectPPPoE is the ETH_P_PPP_SES case. Kernel 6.18 (kernel-fidelity, errata 1) does
-// not follow protocol-field compression: the header is always 8 bytes, and a
-// compressed protocol reads as an invalid PPP protocol.
-func dissectPPPoE(buf []byte, proto uint16, nhoff int) (uint16, int, verdict) {
-	b, ok := hdr(buf, nhoff, pppoeSesHdrLen)
-	if !ok {
-		return proto, nhoff, verdictBad
-	}
-	h := pppoeSession(b)
-	if !h.Valid() {
-		return proto, nhoff, verdictBad
-	}
-	nhoff += pppoeSesHdrLen
-	switch p := h.Protocol(); p {
-	case pppProtoIPv4:
-		return EtherTypeIPv4, nhoff, verdictProtoAgain
-	case pppProtoIPv6:
-		return EtherTypeIPv6, nhoff, verdictProtoAgain
-	case pppProtoMPLSU:
-		return EtherTypeMPLSUC, nhoff, verdictProtoAgain
-	case pppProtoMPLSM:
-		return EtherTypeMPLSMC, nhoff, verdictProtoAgain
-	default:
-		// ppp_proto_is_valid: an odd low byte and an even high byte.
-		if p&0x0101 == 0x0001 {
-			return proto, nhoff, verdictGood
-		}
-		return proto, nhoff, verdictBad
-	}
-}
-
 // tipcKeepAliveMask selects the user and message type bits of a TIPC link-protocol
 // keep-alive (msg_is_keepalive).
 const tipcKeepAliveMask = 0x0e080000
 
-// dissectTIPC is the ETH_P_TIPC case: the key is the source node (word 3). For link
-// keep-alives the kernel (tipc_hdr_rps_key) draws a fresh random key per packet to
-// spread them; so do we, so such frames never share a flow, as in the kernel.
-func dissectTIPC(keys *FlowKeys, buf []byte, nhoff int) verdict {
-	b, ok := hdr(buf, nhoff, tipcBasicHdrLen)
-	if !ok {
-		return verdictBad
-	}
-	if binary.BigEndian.Uint32(b)&tipcKeepAliveMask == tipcKeepAliveMask {
+// dissectTIPC is the ETH_P_TIPC case, which ends the dissection, on the
+// basic header b of a buffer of n bytes: the key is the source node (word
+// 3). For link keep-alives the kernel (tipc_hdr_rps_key) draws a fresh random
+// key per packet to spread them; so do we, so such frames never share a
+// flow, as in the kernel. It takes the header rather than the buffer so that
+// walk need not keep the buffer's capacity for this call.
+func dissectTIPC(keys *FlowKeys, b *[tipcBasicHdrLen]byte, n int, proto uint16, nhoff int, ipProto uint8, ctl ControlFlags) bool {
+	if binary.BigEndian.Uint32(b[:])&tipcKeepAliveMask == tipcKeepAliveMask {
 		binary.LittleEndian.PutUint32(keys[OffTIPCKey:], rand.Uint32())
 	} else {
-		copy(keys[OffTIPCKey:OffTIPCKey+4], b[12:16])
+		*(*[4]byte)(keys[OffTIPCKey:]) = [4]byte(b[12:16])
 	}
 	binary.LittleEndian.PutUint16(keys[OffAddrType:], uint16(AddrTIPC))
-	return verdictGood
-}
-
-// dissectBatadv is __skb_flow_dissect_batadv: a batman-adv unicast packet (compat
-// version 15) carrying an Ethernet frame. Unless it fails, the caller sets the
-// encapsulation flag.
-func dissectBatadv(buf []byte, proto uint16, nhoff int, flags Flags) (uint16, int, verdict) {
-	const (
-		batadvUnicast       = 0x40
-		batadvCompatVersion = 15
-	)
-	b, ok := hdr(buf, nhoff, batadvHdrLen)
-	if !ok || b[1] != batadvCompatVersion || b[0] != batadvUnicast {
-		return proto, nhoff, verdictBad
-	}
-	proto = binary.BigEndian.Uint16(b[22:])
-	nhoff += batadvHdrLen
-	if flags&FlagStopAtEncap != 0 {
-		return proto, nhoff, verdictGood
-	}
-	return proto, nhoff, verdictProtoAgain
-}
-
-// dissectGRE is __skb_flow_dissect_gre: GRE version 0 and PPTP (version 1). It
-// returns the new proto and offset, and whether the tunnel was entered (the
-// encapsulation flag), which the early good exits (routing, version, non-PPTP v1)
-// and the failures do not set.
-func dissectGRE(keys *FlowKeys, buf []byte, proto uint16, nhoff int, flags Flags) (_ uint16, _ int, entered bool, _ verdict) {
-	b, ok := hdr(buf, nhoff, greBaseHdrLen)
-	if !ok {
-		return proto, nhoff, false, verdictBad
-	}
-	h := greHeader(b)
-	fv := h.FlagsVersion()
-	if fv&greRouting != 0 {
-		return proto, nhoff, false, verdictGood
-	}
-	ver := fv & greVersion
-	if ver > 1 {
-		return proto, nhoff, false, verdictGood
-	}
-	// proto takes the GRE protocol before any other check: a stop or failure below
-	// reports it as n_proto.
-	proto = h.Protocol()
-	if ver == 1 && !(proto == EtherTypePPP && fv&greKey != 0) {
-		return proto, nhoff, false, verdictGood
-	}
-	off := greBaseHdrLen
-	if fv&greChecksum != 0 {
-		off += 4 // checksum and reserved1, not read
-	}
-	if fv&greKey != 0 {
-		k, ok := hdr(buf, nhoff+off, 4)
-		if !ok {
-			return proto, nhoff, false, verdictBad
-		}
-		key := binary.BigEndian.Uint32(k)
-		if ver == 1 {
-			key &= pptpKeyMask
-		}
-		binary.BigEndian.PutUint32(keys[OffKeyID:], key)
-		off += 4
-	}
-	if fv&greSeq != 0 {
-		off += 4
-	}
-	if ver == 0 {
-		if proto == EtherTypeTEB {
-			eth, ok := hdr(buf, nhoff+off, EthernetHdrLen)
-			if !ok {
-				return proto, nhoff, false, verdictBad
-			}
-			proto = binary.BigEndian.Uint16(eth[12:])
-			off += EthernetHdrLen
-			// NET_IP_ALIGN is 0 on x86-64, so the readable length is not capped here.
-		}
-	} else {
-		if fv&greAck != 0 {
-			off += 4
-		}
-		ppp, ok := hdr(buf, nhoff+off, pppHdrLen)
-		if !ok {
-			return proto, nhoff, false, verdictBad
-		}
-		// The address and control bytes are assumed, never checked. Other PPP
-		// protocols leave proto at 0x880b, which the next L3 pass rejects.
-		switch binary.BigEndian.Uint16(ppp[2:]) {
-		case pppProtoIPv4:
-			proto = EtherTypeIPv4
-		case pppProtoIPv6:
-			proto = EtherTypeIPv6
-		}
-		off += pppHdrLen
-	}
-	nhoff += off
-	if flags&FlagStopAtEncap != 0 {
-		return proto, nhoff, true, verdictGood
-	}
-	return proto, nhoff, true, verdictProtoAgain
+	return finish(keys, n, nhoff, proto, ipProto, ctl, true)
 }

@@ -451,7 +451,7 @@ func fastTunnel(keys *FlowKeys, f []byte, first uint8, resumeAt *walkState) bool
 				resumeAt.set(proto, off, ipProto, ctl, depth, 0, true)
 				return false
 			}
-			h := greHeader(f[off : off+greBaseHdrLen])
+			h := (*greHeader)(f[off:])
 			fv := h.FlagsVersion()
 			if fv&^(greChecksum|greKey|greSeq) != 0 {
 				resumeAt.set(proto, off, ipProto, ctl, depth, 0, true)

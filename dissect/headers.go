@@ -2,9 +2,10 @@ package dissect
 
 import "encoding/binary"
 
-// Typed views over the headers the slow path reads. Each view is the exact number of
-// bytes the kernel reads for that header (the length of its mandatory read), so an
-// accessor never goes out of bounds once the view exists.
+// Typed views over the headers the slow path reads. Each view is an array of
+// the exact number of bytes the kernel reads for that header (the length of
+// its mandatory read), taken as (*view)(buf[off:]) once fits has checked the
+// read: the compiler then knows the length and checks no accessor's bounds.
 
 // Ethertypes the dissector knows (include/uapi/linux/if_ether.h).
 const (
@@ -68,14 +69,12 @@ const (
 	ipProtoMPLS     = 137
 )
 
-// hdr is the one bounded read of the slow path: the n bytes at off, or false when
-// the buffer ends first. It is the kernel's __skb_header_pointer on a linear skb,
-// where a read succeeds iff off+n <= len.
-func hdr(b []byte, off, n int) ([]byte, bool) {
-	if off < 0 || off > len(b) || n > len(b)-off {
-		return nil, false
-	}
-	return b[off : off+n], true
+// fits is the one bounds check of the slow path's reads: whether the n bytes
+// at off lie within b. It is the kernel's __skb_header_pointer on a linear
+// skb, where a read succeeds iff off+n <= len; written this way, it lets the
+// compiler drop the checks of b[off:] and of the view's conversion.
+func fits(b []byte, off, n int) bool {
+	return off >= 0 && off <= len(b)-n
 }
 
 // ipv4Header is the fixed 20-byte part of an IPv4 header (RFC 791).
@@ -87,10 +86,10 @@ func hdr(b []byte, off, n int) ([]byte, bool) {
 //	|  ttl  | proto |   checksum    |
 //	|        source address         |
 //	|      destination address      |
-type ipv4Header []byte
+type ipv4Header [ipv4MinHdrLen]byte
 
 const (
-	ipv4VerIHL    = 0
+	ipv4VerIHL    = 0 // version and IHL (the header length in 32-bit words); the version is never checked
 	ipv4FragOff   = 6
 	ipv4Protocol  = 9
 	ipv4SrcAddr   = 12
@@ -98,12 +97,6 @@ const (
 	ipv4MoreFrags = 0x2000
 	ipv4OffsetMsk = 0x1fff
 )
-
-// IHL is the header length in 32-bit words; the version nibble is never checked.
-func (h ipv4Header) IHL() int          { return int(h[ipv4VerIHL] & 0x0f) }
-func (h ipv4Header) Protocol() uint8   { return h[ipv4Protocol] }
-func (h ipv4Header) FragField() uint16 { return binary.BigEndian.Uint16(h[ipv4FragOff:]) }
-func (h ipv4Header) Addrs() []byte     { return h[ipv4SrcAddr : ipv4DstAddr+4] }
 
 // ipv6Header is the fixed 40-byte IPv6 header (RFC 8200).
 //
@@ -113,7 +106,7 @@ func (h ipv4Header) Addrs() []byte     { return h[ipv4SrcAddr : ipv4DstAddr+4] }
 //	| payload length| next  | hops  |
 //	|   source address (16 bytes)   |
 //	| destination address (16 bytes)|
-type ipv6Header []byte
+type ipv6Header [ipv6HdrLen]byte
 
 const (
 	ipv6NextHeader = 6
@@ -122,19 +115,19 @@ const (
 	ipv6LabelMask  = 0x000fffff
 )
 
-func (h ipv6Header) FlowLabel() uint32 { return binary.BigEndian.Uint32(h[0:]) & ipv6LabelMask }
-func (h ipv6Header) NextHeader() uint8 { return h[ipv6NextHeader] }
-func (h ipv6Header) Addrs() []byte     { return h[ipv6SrcAddr : ipv6DstAddr+16] }
+func (h *ipv6Header) FlowLabel() uint32 { return binary.BigEndian.Uint32(h[0:]) & ipv6LabelMask }
+func (h *ipv6Header) NextHeader() uint8 { return h[ipv6NextHeader] }
+func (h *ipv6Header) Addrs() [32]byte   { return [32]byte(h[ipv6SrcAddr:]) }
 
 // vlanHeader is the 4 bytes after a TPID: TCI and the encapsulated ethertype.
-type vlanHeader []byte
+type vlanHeader [vlanHdrLen]byte
 
 const (
 	vlanDEIBit = 0x1000 // never stored: the kernel's VLAN key has id and priority only
 )
 
-func (h vlanHeader) TCI() uint16               { return binary.BigEndian.Uint16(h[0:]) }
-func (h vlanHeader) EncapsulatedProto() uint16 { return binary.BigEndian.Uint16(h[2:]) }
+func (h *vlanHeader) TCI() uint16               { return binary.BigEndian.Uint16(h[0:]) }
+func (h *vlanHeader) EncapsulatedProto() uint16 { return binary.BigEndian.Uint16(h[2:]) }
 
 // pppoeSession is the PPPoE session header followed by the PPP protocol field.
 //
@@ -142,7 +135,7 @@ func (h vlanHeader) EncapsulatedProto() uint16 { return binary.BigEndian.Uint16(
 //	+-------+-------+-------+-------+
 //	|ver|typ| code  |  session id   |
 //	|    length     | PPP protocol  |
-type pppoeSession []byte
+type pppoeSession [pppoeSesHdrLen]byte
 
 const (
 	pppoeVerType  = 0x11 // version 1 and type 1 (is_pppoe_ses_hdr_valid)
@@ -152,11 +145,11 @@ const (
 	pppProtoMPLSM = 0x0283
 )
 
-func (h pppoeSession) Valid() bool      { return h[0] == pppoeVerType && h[1] == 0 }
-func (h pppoeSession) Protocol() uint16 { return binary.BigEndian.Uint16(h[6:]) }
+func (h *pppoeSession) Valid() bool      { return h[0] == pppoeVerType && h[1] == 0 }
+func (h *pppoeSession) Protocol() uint16 { return binary.BigEndian.Uint16(h[6:]) }
 
 // greHeader is the 4-byte GRE base header (RFC 2784, RFC 2890, RFC 2637 for v1).
-type greHeader []byte
+type greHeader [greBaseHdrLen]byte
 
 const (
 	greChecksum = 0x8000
@@ -169,5 +162,5 @@ const (
 	pptpKeyMask = 0x0000ffff
 )
 
-func (h greHeader) FlagsVersion() uint16 { return binary.BigEndian.Uint16(h[0:]) }
-func (h greHeader) Protocol() uint16     { return binary.BigEndian.Uint16(h[2:]) }
+func (h *greHeader) FlagsVersion() uint16 { return binary.BigEndian.Uint16(h[0:]) }
+func (h *greHeader) Protocol() uint16     { return binary.BigEndian.Uint16(h[2:]) }
