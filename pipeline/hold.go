@@ -111,6 +111,9 @@ func (w *worker) holdCheck(t int64) {
 	s.mu.Lock()
 	s.letGo(w.index, t, w.virtual)
 	s.mu.Unlock()
+	// On the virtual clock the records let go at a tick's end enter the
+	// consumer then, not at the last arrival the worker took.
+	w.now = max(w.now, t)
 	w.release(false, t)
 }
 
@@ -159,12 +162,11 @@ func (w *worker) release(all bool, t int64) {
 // for it would wait forever.
 func (w *worker) catchUp(mark int64) {
 	if !w.rate.IsMax() {
+		// A held bucket is let go at a tick's end (advance) or at the
+		// arrival of one of its packets (enqueue), never at mark, whose
+		// value depends on real timing.
 		w.advance(mark)
 	}
-	if w.holding() {
-		w.holdCheck(mark)
-	}
-	w.now = max(w.now, mark)
 	if w.hold != nil {
 		w.finished(nil, w.now)
 		w.setClock(mark)
