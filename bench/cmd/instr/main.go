@@ -6,7 +6,10 @@
 // gate open on dissect.NearMissFrame of its class (the declining fast path, then
 // the slow path from where it stopped), beside the slow path alone and a
 // Dissector with every gate closed on the same frame; decline − slow is what
-// an open gate adds to a frame it declines (auto mode's C).
+// an open gate adds to a frame it declines. And what auto mode chooses
+// between: a Dissector under auto mode (EnableAuto, with a window the run never
+// ends) with the gate open and with it closed, on the gate's sample frame and
+// on its near miss, which give auto mode's S and C in instructions.
 //
 // It runs itself twice under callgrind, with N and 2N iterations of each loop,
 // collecting only inside the loop function and dumping the counts after each
@@ -32,6 +35,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -120,12 +124,36 @@ const (
 
 var loopNames = [numLoops]string{"empty", "slow", "fast", "hash", "sip", "hash-rev", "sip-rev", "closed"}
 
-// caseLoops are the loops of a case; declineLoops those of a decline row, whose
-// fast loop runs a Dissector with only its gate open.
-var (
-	caseLoops    = []loopKind{loopEmpty, loopSlow, loopFast, loopHash, loopSip, loopHashRev, loopSipRev, loopClosed}
-	declineLoops = []loopKind{loopEmpty, loopSlow, loopFast, loopClosed}
+// rowKind is what a row of the table measures.
+type rowKind int
+
+const (
+	rowCase     rowKind = iota // a frame: slow, fast (every gate open), closed and the hash
+	rowDecline                 // a gate's near miss: fast runs only that gate
+	rowAutoHit                 // a gate's sample frame under auto mode: fast with the gate open, closed without
+	rowAutoMiss                // its near miss, the same
 )
+
+// loops are the loops each kind of row runs.
+var loops = [...][]loopKind{
+	rowCase:     {loopEmpty, loopSlow, loopFast, loopHash, loopSip, loopHashRev, loopSipRev, loopClosed},
+	rowDecline:  {loopEmpty, loopSlow, loopFast, loopClosed},
+	rowAutoHit:  {loopEmpty, loopFast, loopClosed},
+	rowAutoMiss: {loopEmpty, loopFast, loopClosed},
+}
+
+// rowName is the name of gate s's row of kind k.
+func rowName(k rowKind, s dissect.Shape) string {
+	return [...]string{rowDecline: "decline:", rowAutoHit: "auto-hit:", rowAutoMiss: "auto-miss:"}[k] + s.String()
+}
+
+// autoDissector is a Dissector under auto mode with gates g, whose window is
+// never reached: auto mode ticks and probes, but does not decide.
+func autoDissector(g dissect.Gates) *dissect.Dissector {
+	d := dissect.NewDissector(dissect.DefaultFlags, g)
+	d.EnableAuto(dissect.AutoConfig{Window: math.MaxInt})
+	return d
+}
 
 // callsPerLoop is the number of calls of measure per loop: a warm-up, n and
 // 2n iterations.
@@ -157,9 +185,6 @@ func nearMisses() []near {
 	}
 	return ns
 }
-
-// declineName is the name of gate s's decline row.
-func declineName(s dissect.Shape) string { return "decline:" + s.String() }
 
 // sipKey is the key both the hash and the bare SipHash loops use.
 var sipKey = hash.Key{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
@@ -217,7 +242,7 @@ func reverse(k dissect.FlowKeys) dissect.FlowKeys {
 	return r
 }
 
-// runLoops runs every loop of every case, then of every decline row, three
+// runLoops runs every loop of every case, then of every gate's rows, three
 // times, with n, n and 2n iterations (the first warms up), in a fixed order,
 // and prints "case loop" per loop in that order: callgrind dumps its counts after each call of
 // measure. The Go runtime must not switch stacks inside measure (callgrind
@@ -228,9 +253,9 @@ func reverse(k dissect.FlowKeys) dissect.FlowKeys {
 func runLoops(w io.Writer, n int) {
 	debug.SetGCPercent(-1)
 	growStack(64)
-	closed := dissect.NewDissector(dissect.DefaultFlags, dissect.NoGates)
-	run := func(name string, loops []loopKind, in *input, d *dissect.Dissector) {
-		for _, l := range loops {
+	// The closed loop runs the fast loop's code with the closed Dissector.
+	run := func(name string, k rowKind, in *input, d, closed *dissect.Dissector) {
+		for _, l := range loops[k] {
 			ml, md := l, d
 			if l == loopClosed {
 				ml, md = loopFast, closed
@@ -243,11 +268,17 @@ func runLoops(w io.Writer, n int) {
 		}
 	}
 	all := dissect.NewDissector(dissect.DefaultFlags, dissect.AllGates)
+	closed := dissect.NewDissector(dissect.DefaultFlags, dissect.NoGates)
 	for _, c := range cases() {
-		run(c.Name, caseLoops, newInput(c.Frame), all)
+		run(c.Name, rowCase, newInput(c.Frame), all, closed)
 	}
 	for _, nm := range nearMisses() {
-		run(declineName(nm.gate), declineLoops, newInput(nm.frame), dissect.NewDissector(dissect.DefaultFlags, dissect.NoGates.With(nm.gate)))
+		run(rowName(rowDecline, nm.gate), rowDecline, newInput(nm.frame), dissect.NewDissector(dissect.DefaultFlags, dissect.NoGates.With(nm.gate)), closed)
+	}
+	for _, nm := range nearMisses() {
+		open, shut := autoDissector(dissect.NoGates.With(nm.gate)), autoDissector(dissect.NoGates)
+		run(rowName(rowAutoHit, nm.gate), rowAutoHit, newInput(dissect.SampleFrame(nm.gate)), open, shut)
+		run(rowName(rowAutoMiss, nm.gate), rowAutoMiss, newInput(nm.frame), open, shut)
 	}
 }
 
@@ -333,10 +364,10 @@ func measure(l loopKind, in *input, d *dissect.Dissector, n int) {
 	runtime.KeepAlive(s)
 }
 
-// row is one case's or one decline's instructions per iteration.
+// row is one row's instructions per iteration.
 type row struct {
 	name, path string
-	decline    bool              // a decline row: loopFast ran only its gate, on a near miss
+	kind       rowKind
 	per        [numLoops]float64 // per iteration, baseline not subtracted
 }
 
@@ -406,15 +437,14 @@ func count(valgrind string, n int) ([]row, error) {
 	for _, nm := range nearMisses() {
 		var k dissect.FlowKeys
 		_, p := dissect.NewDissector(dissect.DefaultFlags, dissect.NoGates.With(nm.gate)).DissectFrame(&k, nm.frame)
-		rows = append(rows, row{name: declineName(nm.gate), path: p.String(), decline: true})
+		rows = append(rows, row{name: rowName(rowDecline, nm.gate), path: p.String(), kind: rowDecline})
+	}
+	for _, nm := range nearMisses() {
+		rows = append(rows, row{name: rowName(rowAutoHit, nm.gate), kind: rowAutoHit}, row{name: rowName(rowAutoMiss, nm.gate), kind: rowAutoMiss})
 	}
 	j := 0
 	for i := range rows {
-		loops := caseLoops
-		if rows[i].decline {
-			loops = declineLoops
-		}
-		for _, l := range loops {
+		for _, l := range loops[rows[i].kind] {
 			if 2*j+1 >= len(labels) {
 				return nil, fmt.Errorf("the measuring run made %d calls, want more", len(labels)/2)
 			}
@@ -480,7 +510,7 @@ func writeTable(w io.Writer, rows []row, n int) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "case\tpath\tslow\tclosed\tfast\thash\tsetup\tsetup-rev\n")
 	for _, r := range rows {
-		if !r.decline {
+		if r.kind == rowCase {
 			fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\n", r.name, r.path, r.slow(), r.closed(), r.fast(), r.hash(), r.setup(), r.setupRev())
 		}
 	}
@@ -490,10 +520,25 @@ func writeTable(w io.Writer, rows []row, n int) {
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "gate\tslow\tclosed\tdecline\tC\n")
 	for _, r := range rows {
-		if r.decline {
+		if r.kind == rowDecline {
 			gate, _ := strings.CutPrefix(r.name, "decline:")
 			fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%+.1f\n", gate, r.slow(), r.closed(), r.fast(), r.fast()-r.slow())
 		}
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\n# auto mode (not checked): a Dissector under EnableAuto with only the gate open, and with every gate\n")
+	fmt.Fprintf(w, "# closed, on the gate's sample frame (hit) and its near miss (miss); S = closed - open on the hit,\n")
+	fmt.Fprintf(w, "# C = open - closed on the miss, p_be = C / (S + C).\n")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "auto\thit-open\thit-closed\tmiss-open\tmiss-closed\tS\tC\tp_be\n")
+	for i, r := range rows {
+		if r.kind != rowAutoHit || i+1 == len(rows) {
+			continue
+		}
+		m := rows[i+1]
+		gate, _ := strings.CutPrefix(r.name, "auto-hit:")
+		sv, cv := r.closed()-r.fast(), m.fast()-m.closed()
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.2f\n", gate, r.fast(), r.closed(), m.fast(), m.closed(), sv, cv, dissect.Cost{Saving: sv, Miss: cv}.BreakEven())
 	}
 	tw.Flush()
 }
@@ -504,6 +549,7 @@ func writeTable(w io.Writer, rows []row, n int) {
 func parseTable(b []byte) (map[string]float64, error) {
 	guarded := map[string]float64{}
 	declines := false
+lines:
 	for i, line := range strings.Split(string(b), "\n") {
 		f := strings.Fields(line)
 		switch {
@@ -515,6 +561,8 @@ func parseTable(b []byte) (map[string]float64, error) {
 		case f[0] == "gate":
 			declines = true
 			continue
+		case f[0] == "auto":
+			break lines // the auto table is not checked
 		}
 		name, want, col, what := f[colCase], numCols, colFast, "fast"
 		if declines {

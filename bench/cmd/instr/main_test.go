@@ -11,7 +11,9 @@ func TestTableRoundTrip(t *testing.T) {
 	rows := []row{
 		{name: "a", path: "fast:eth_ip", per: [numLoops]float64{loopEmpty: 10, loopSlow: 210, loopFast: 110, loopHash: 400, loopSip: 350}},
 		{name: "b", path: "slow", per: [numLoops]float64{loopEmpty: 10, loopSlow: 60, loopFast: 70}},
-		{name: "decline:vlan", path: "slow", decline: true, per: [numLoops]float64{loopEmpty: 10, loopSlow: 130, loopFast: 250, loopClosed: 135}},
+		{name: "decline:vlan", path: "slow", kind: rowDecline, per: [numLoops]float64{loopEmpty: 10, loopSlow: 130, loopFast: 250, loopClosed: 135}},
+		{name: "auto-hit:vlan", kind: rowAutoHit, per: [numLoops]float64{loopEmpty: 10, loopFast: 110, loopClosed: 170}},
+		{name: "auto-miss:vlan", kind: rowAutoMiss, per: [numLoops]float64{loopEmpty: 10, loopFast: 230, loopClosed: 170}},
 	}
 	var buf bytes.Buffer
 	writeTable(&buf, rows, 64)
@@ -25,16 +27,20 @@ func TestTableRoundTrip(t *testing.T) {
 	if !strings.Contains(buf.String(), "+120.0") {
 		t.Errorf("the decline row does not show C = decline - slow = +120:\n%s", buf.String())
 	}
+	// Auto mode: S = 170 - 110, C = 230 - 170, p_be = 60 / 120.
+	if !strings.Contains(buf.String(), "60.0  60.0  0.50") {
+		t.Errorf("the auto row does not show S = 60, C = 60, p_be = 0.50:\n%s", buf.String())
+	}
 }
 
 func TestRegressions(t *testing.T) {
 	committed := map[string]float64{"a": 100, "b": 60, "gone": 5, "decline:gre": 200, "decline:vlan": 250}
 	rows := []row{
-		{name: "a", per: [numLoops]float64{loopFast: 102}},                           // +2%: allowed
-		{name: "b", per: [numLoops]float64{loopFast: 61.3}},                          // +2.2%: a regression
-		{name: "new", per: [numLoops]float64{loopFast: 500}},                         // not committed: not judged
-		{name: "decline:gre", decline: true, per: [numLoops]float64{loopFast: 205}},  // +2.5%: a regression
-		{name: "decline:vlan", decline: true, per: [numLoops]float64{loopFast: 200}}, // fell: allowed
+		{name: "a", per: [numLoops]float64{loopFast: 102}},                              // +2%: allowed
+		{name: "b", per: [numLoops]float64{loopFast: 61.3}},                             // +2.2%: a regression
+		{name: "new", per: [numLoops]float64{loopFast: 500}},                            // not committed: not judged
+		{name: "decline:gre", kind: rowDecline, per: [numLoops]float64{loopFast: 205}},  // +2.5%: a regression
+		{name: "decline:vlan", kind: rowDecline, per: [numLoops]float64{loopFast: 200}}, // fell: allowed
 	}
 	bad := regressions(committed, rows, 0.02)
 	if len(bad) != 3 || !strings.HasPrefix(bad[0], "b:") || !strings.HasPrefix(bad[1], "decline:gre:") || !strings.HasPrefix(bad[2], "gone:") {
@@ -72,7 +78,7 @@ func TestCommittedTableParses(t *testing.T) {
 		}
 	}
 	for _, nm := range nearMisses() {
-		if _, ok := got[declineName(nm.gate)]; !ok {
+		if _, ok := got[rowName(rowDecline, nm.gate)]; !ok {
 			t.Errorf("committed table has no decline of gate %v", nm.gate)
 		}
 	}
