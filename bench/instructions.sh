@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Instructions per packet of the slow path, the fast paths and the kernel flow
-# hash, counted by valgrind's callgrind (deterministic, unlike times on a shared
-# machine); see bench/cmd/instr.
+# Instructions per packet of the slow path, the fast paths, each gate's decline
+# (a near-miss frame through the declining gate, then the slow path) and the
+# kernel flow hash, counted by valgrind's callgrind (deterministic, unlike times
+# on a shared machine); see bench/cmd/instr.
 #
 #   bench/instructions.sh           print the table and fail when a fast path
-#                                   counts more than 2% above the committed one
+#                                   or a decline counts more than 2% above the
+#                                   committed one
 #   bench/instructions.sh -write    print it and replace the committed table
 #
 # Needs valgrind (Debian package valgrind).

@@ -8,8 +8,10 @@ import (
 //
 // The model: a gate is tried on the frames of its class (ClassifyFrame), and
 // nowhere else. An open gate saves S ns on each of those frames its fast path
-// accepts and costs C ns on each it declines (the checks made before declining,
-// less what the slow path saves by resuming where the fast path stopped).
+// accepts and costs C ns on each it declines (the checks made before declining
+// and the hand-over of the state, less what the slow path saves by resuming
+// where the fast path stopped), both against the same Dissector with the gate
+// closed.
 // With p the share of its class's frames the fast path accepts, the gate pays off
 // when p·S > (1−p)·C, that is when p exceeds the break-even share
 //
@@ -24,13 +26,15 @@ import (
 // p > p_be·(1 + Hysteresis) and closes when p < p_be·(1 − Hysteresis) (a margin
 // relative to p_be), and after a change it keeps its state for at least
 // MinDwell windows, so a mix near the break-even point does not make it flap.
-// Where a decline costs nothing (C = 0, as DefaultCosts measured for every
-// shape), p_be is 0: a gate opens once its fast path accepts any frame of its
-// class, and stays open. p is measured directly while a gate is open (its
+// A decline costs more than the closed gate (C > 0 in DefaultCosts for every
+// shape whose fast path declines frames of its class), so an open gate closes
+// on traffic of its class that its fast path mostly declines. Where a decline
+// costs nothing (C = 0: MPLS, whose fast path covers its whole class), p_be is
+// 0: the gate opens once its fast path accepts any frame of its class, and
+// stays open. p is measured directly while a gate is open (its
 // hits and declines); while it is closed, one class frame in ProbeEvery is also
 // given to the fast path (into scratch keys) to learn how many it would accept.
-// S and C come from AutoConfig.Costs, by default DefaultCosts (measured with
-// `xdphash bench dissect`; docs/fast-paths.md has the figures).
+// S and C come from AutoConfig.Costs, by default DefaultCosts.
 //
 // Auto mode never changes a key byte: it only chooses which code computes them.
 type Auto struct {
@@ -46,10 +50,11 @@ type Auto struct {
 	state                  [NumShapes]GateState
 }
 
-// Cost is what a fast path saves and costs, in nanoseconds per frame.
+// Cost is what an open gate saves and costs against the gate closed, in
+// nanoseconds per frame.
 type Cost struct {
-	Saving float64 // S: slow-path time minus fast-path time, for a frame it accepts
-	Miss   float64 // C: the time of an attempt that declines
+	Saving float64 // S: time with the gate closed minus open, on a frame its fast path accepts
+	Miss   float64 // C: time with the gate open minus closed, on a frame its fast path declines
 }
 
 // BreakEven is p_be = C / (S + C); 1 (never worth it) when there is no saving.
@@ -78,23 +83,21 @@ type GateState struct {
 	Flips     uint64  // changes made so far
 }
 
-// DefaultCosts are the per-shape costs measured by `xdphash bench dissect
-// --rounds 7` on the project's reference machine (2-core x86-64 VM, Linux 6.18,
-// Go 1.26.8, 2026-11-30; medians of 5 runs): S = slow − fast per frame of the
-// shape, C = the decline cost on a frame of its class (NearMissFrame), 0 where
-// it measured at or below zero: the slow path resumes where the fast path
-// stopped, so a decline repeats none of the work. With C = 0 the break-even
-// share is 0: auto mode opens every gate whose fast path saves anything (MPLS
-// saves next to nothing: its slow path stops at the first label anyway). They
-// are used when no calibration is run.
+// DefaultCosts are the per-shape costs auto mode uses when given none, timed
+// on the project's reference machine (2-core x86-64 VM, Linux 6.18, Go
+// 1.26.8) as what auto mode chooses between: a Dissector under auto mode with
+// the gate closed and with it open, on the shape's sample frame (S) and on its
+// NearMissFrame (C); C = 0 for MPLS, whose fast path declines no frame of its
+// class. Benchmark, command and figures, with the instruction counts that
+// cross-check them: docs/fast-paths.md.
 var DefaultCosts = [NumShapes]Cost{
-	ShapeEthIP: {Saving: 7.4},
-	ShapeVLAN:  {Saving: 5.1},
-	ShapeQinQ:  {Saving: 8.0},
-	ShapePPPoE: {Saving: 5.6},
-	ShapeMPLS:  {Saving: 0.4},
-	ShapeIPIP:  {Saving: 8.5},
-	ShapeGRE:   {Saving: 10.9},
+	ShapeEthIP: {Saving: 3.1, Miss: 2.2},
+	ShapeVLAN:  {Saving: 3.3, Miss: 5.4},
+	ShapeQinQ:  {Saving: 3.7, Miss: 2.1},
+	ShapePPPoE: {Saving: 2.9, Miss: 2.8},
+	ShapeMPLS:  {Saving: 6.8},
+	ShapeIPIP:  {Saving: 3.7, Miss: 0.5},
+	ShapeGRE:   {Saving: 2.9, Miss: 0.6},
 }
 
 // DefaultAutoConfig is the configuration auto mode uses when given zero fields.

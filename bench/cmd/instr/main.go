@@ -2,7 +2,14 @@
 // path, its fast paths (a Dissector with every gate open) and the kernel flow
 // hash, under valgrind's callgrind: counts, unlike times, do not depend on what
 // else the machine runs, so a committed table can guard the fast paths against
-// regressions.
+// regressions. It also counts each gate's decline: a Dissector with only that
+// gate open on dissect.NearMissFrame of its class (the declining fast path, then
+// the slow path from where it stopped), beside the slow path alone and a
+// Dissector with every gate closed on the same frame; decline − slow is what
+// an open gate adds to a frame it declines. And what auto mode chooses
+// between: a Dissector under auto mode (EnableAuto, with a window the run never
+// ends) with the gate open and with it closed, on the gate's sample frame and
+// on its near miss, which give auto mode's S and C in instructions.
 //
 // It runs itself twice under callgrind, with N and 2N iterations of each loop,
 // collecting only inside the loop function and dumping the counts after each
@@ -14,7 +21,7 @@
 // on the keys of the reverse direction (which Kernel.Hash reorders).
 //
 //	instr                # print the table
-//	instr -check FILE    # and fail when a fast path rose above FILE's
+//	instr -check FILE    # and fail when a fast path or a decline rose above FILE's
 //	instr -write FILE    # and write the table to FILE
 //
 // Build it with go build: go run strips the symbol table callgrind needs.
@@ -28,11 +35,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -47,9 +56,9 @@ import (
 func main() {
 	var (
 		n         = flag.Int("n", 256, "iterations of the shorter measurement (the longer runs twice as many); a multiple of 64")
-		check     = flag.String("check", "", "compare the fast paths with this table; exit 1 when one rose by more than -tolerance")
+		check     = flag.String("check", "", "compare the fast paths and the declines with this table; exit 1 when one rose by more than -tolerance")
 		write     = flag.String("write", "", "write the table to this file")
-		tolerance = flag.Float64("tolerance", 0.02, "allowed rise of a fast path's count, as a fraction")
+		tolerance = flag.Float64("tolerance", 0.02, "allowed rise of a fast path's or a decline's count, as a fraction")
 		valgrind  = flag.String("valgrind", "valgrind", "the valgrind binary")
 		child     = flag.Bool("measure", false, "run the loops (what the callgrind runs execute)")
 	)
@@ -88,13 +97,13 @@ func main() {
 			os.Exit(1)
 		}
 		if bad := regressions(want, rows, *tolerance); len(bad) > 0 {
-			fmt.Fprintf(os.Stderr, "\ninstr: fast paths above %s by more than %.0f%%:\n", *check, 100**tolerance)
+			fmt.Fprintf(os.Stderr, "\ninstr: fast paths or declines above %s by more than %.0f%%:\n", *check, 100**tolerance)
 			for _, b := range bad {
 				fmt.Fprintln(os.Stderr, "  "+b)
 			}
 			os.Exit(1)
 		}
-		fmt.Printf("\nno fast path above %s by more than %.0f%%\n", *check, 100**tolerance)
+		fmt.Printf("\nno fast path or decline above %s by more than %.0f%%\n", *check, 100**tolerance)
 	}
 }
 
@@ -104,15 +113,47 @@ type loopKind int
 const (
 	loopEmpty   loopKind = iota // the baseline: zeroes the keys (see measure)
 	loopSlow                    // dissect.DissectFrame
-	loopFast                    // Dissector.DissectFrame, every gate open
+	loopFast                    // Dissector.DissectFrame, every gate open (a decline row: only its gate)
 	loopHash                    // hash.Kernel.Hash on the keys as dissected
 	loopSip                     // siphash.Hash over the same region
 	loopHashRev                 // hash.Kernel.Hash on the reverse direction's keys
 	loopSipRev                  // siphash.Hash over the reverse direction's region
+	loopClosed                  // loopFast's code on a Dissector with every gate closed
 	numLoops
 )
 
-var loopNames = [numLoops]string{"empty", "slow", "fast", "hash", "sip", "hash-rev", "sip-rev"}
+var loopNames = [numLoops]string{"empty", "slow", "fast", "hash", "sip", "hash-rev", "sip-rev", "closed"}
+
+// rowKind is what a row of the table measures.
+type rowKind int
+
+const (
+	rowCase     rowKind = iota // a frame: slow, fast (every gate open), closed and the hash
+	rowDecline                 // a gate's near miss: fast runs only that gate
+	rowAutoHit                 // a gate's sample frame under auto mode: fast with the gate open, closed without
+	rowAutoMiss                // its near miss, the same
+)
+
+// loops are the loops each kind of row runs.
+var loops = [...][]loopKind{
+	rowCase:     {loopEmpty, loopSlow, loopFast, loopHash, loopSip, loopHashRev, loopSipRev, loopClosed},
+	rowDecline:  {loopEmpty, loopSlow, loopFast, loopClosed},
+	rowAutoHit:  {loopEmpty, loopFast, loopClosed},
+	rowAutoMiss: {loopEmpty, loopFast, loopClosed},
+}
+
+// rowName is the name of gate s's row of kind k.
+func rowName(k rowKind, s dissect.Shape) string {
+	return [...]string{rowDecline: "decline:", rowAutoHit: "auto-hit:", rowAutoMiss: "auto-miss:"}[k] + s.String()
+}
+
+// autoDissector is a Dissector under auto mode with gates g, whose window is
+// never reached: auto mode ticks and probes, but does not decide.
+func autoDissector(g dissect.Gates) *dissect.Dissector {
+	d := dissect.NewDissector(dissect.DefaultFlags, g)
+	d.EnableAuto(dissect.AutoConfig{Window: math.MaxInt})
+	return d
+}
 
 // callsPerLoop is the number of calls of measure per loop: a warm-up, n and
 // 2n iterations.
@@ -126,6 +167,23 @@ func cases() []bench.Case {
 		cs = append(cs, c)
 	}
 	return cs
+}
+
+// near is one gate's decline: its class's near-miss frame.
+type near struct {
+	gate  dissect.Shape
+	frame []byte
+}
+
+// nearMisses are the gates that decline some frame of their class.
+func nearMisses() []near {
+	var ns []near
+	for s := range dissect.NumShapes {
+		if f, ok := dissect.NearMissFrame(s); ok {
+			ns = append(ns, near{s, f})
+		}
+	}
+	return ns
 }
 
 // sipKey is the key both the hash and the bare SipHash loops use.
@@ -184,9 +242,9 @@ func reverse(k dissect.FlowKeys) dissect.FlowKeys {
 	return r
 }
 
-// runLoops runs every loop of every case three times, with n, n and 2n
-// iterations (the first warms up), in a fixed order, and prints "case loop"
-// per loop in that order: callgrind dumps its counts after each call of
+// runLoops runs every loop of every case, then of every gate's rows, three
+// times, with n, n and 2n iterations (the first warms up), in a fixed order,
+// and prints "case loop" per loop in that order: callgrind dumps its counts after each call of
 // measure. The Go runtime must not switch stacks inside measure (callgrind
 // would take the switch for a return and dump early): the garbage collector
 // is off, the stack is grown beforehand, and the goroutine yields before
@@ -195,16 +253,32 @@ func reverse(k dissect.FlowKeys) dissect.FlowKeys {
 func runLoops(w io.Writer, n int) {
 	debug.SetGCPercent(-1)
 	growStack(64)
-	d := dissect.NewDissector(dissect.DefaultFlags, dissect.AllGates)
-	for _, c := range cases() {
-		in := newInput(c.Frame)
-		for l := range numLoops {
+	// The closed loop runs the fast loop's code with the closed Dissector.
+	run := func(name string, k rowKind, in *input, d, closed *dissect.Dissector) {
+		for _, l := range loops[k] {
+			ml, md := l, d
+			if l == loopClosed {
+				ml, md = loopFast, closed
+			}
 			for _, iters := range []int{n, n, 2 * n} {
 				runtime.Gosched()
-				measure(l, in, d, iters)
+				measure(ml, in, md, iters)
 			}
-			fmt.Fprintf(w, "%s %s\n", c.Name, loopNames[l])
+			fmt.Fprintf(w, "%s %s\n", name, loopNames[l])
 		}
+	}
+	all := dissect.NewDissector(dissect.DefaultFlags, dissect.AllGates)
+	closed := dissect.NewDissector(dissect.DefaultFlags, dissect.NoGates)
+	for _, c := range cases() {
+		run(c.Name, rowCase, newInput(c.Frame), all, closed)
+	}
+	for _, nm := range nearMisses() {
+		run(rowName(rowDecline, nm.gate), rowDecline, newInput(nm.frame), dissect.NewDissector(dissect.DefaultFlags, dissect.NoGates.With(nm.gate)), closed)
+	}
+	for _, nm := range nearMisses() {
+		open, shut := autoDissector(dissect.NoGates.With(nm.gate)), autoDissector(dissect.NoGates)
+		run(rowName(rowAutoHit, nm.gate), rowAutoHit, newInput(dissect.SampleFrame(nm.gate)), open, shut)
+		run(rowName(rowAutoMiss, nm.gate), rowAutoMiss, newInput(nm.frame), open, shut)
 	}
 }
 
@@ -229,7 +303,9 @@ func empty(keys *dissect.FlowKeys, frame []byte) (bool, dissect.Path) {
 	return len(frame) > 0, dissect.PathSlow
 }
 
-// measure is the function callgrind collects in: n iterations of loop l.
+// measure is the function callgrind collects in: n iterations of loop l
+// (the fast loop runs d; runLoops runs the closed loop as the fast loop of
+// a Dissector with every gate closed, so that every loop keeps its code).
 // The empty loop calls a function that zeroes the keys: the kernel's caller
 // does that (__skb_get_hash's memset) and Go's Dissect does it itself, so the
 // counts of both leave it out, and the call, as the C reference figures of
@@ -288,14 +364,16 @@ func measure(l loopKind, in *input, d *dissect.Dissector, n int) {
 	runtime.KeepAlive(s)
 }
 
-// row is one case's instructions per iteration.
+// row is one row's instructions per iteration.
 type row struct {
 	name, path string
+	kind       rowKind
 	per        [numLoops]float64 // per iteration, baseline not subtracted
 }
 
 func (r row) slow() float64     { return r.per[loopSlow] - r.per[loopEmpty] }
 func (r row) fast() float64     { return r.per[loopFast] - r.per[loopEmpty] }
+func (r row) closed() float64   { return r.per[loopClosed] - r.per[loopEmpty] }
 func (r row) hash() float64     { return r.per[loopHash] - r.per[loopEmpty] }
 func (r row) setup() float64    { return r.per[loopHash] - r.per[loopSip] }
 func (r row) setupRev() float64 { return r.per[loopHashRev] - r.per[loopSipRev] }
@@ -350,23 +428,36 @@ func count(valgrind string, n int) ([]row, error) {
 			totals = append(totals, t)
 		}
 	}
-	cs := cases()
-	if len(labels) != 2*len(cs)*int(numLoops) {
-		return nil, fmt.Errorf("the measuring run made %d calls, want %d", len(labels)/2, len(cs)*int(numLoops))
-	}
-	rows := make([]row, len(cs))
-	for ci, c := range cs {
+	var rows []row
+	for _, c := range cases() {
 		var k dissect.FlowKeys
 		_, p := dissect.NewDissector(dissect.DefaultFlags, dissect.AllGates).DissectFrame(&k, c.Frame)
-		rows[ci] = row{name: c.Name, path: p.String()}
-		for l := range numLoops {
-			j := ci*int(numLoops) + int(l)
-			if labels[2*j] != c.Name || labels[2*j+1] != loopNames[l] {
-				return nil, fmt.Errorf("call %d measured %s %s, want %s %s", j, labels[2*j], labels[2*j+1], c.Name, loopNames[l])
+		rows = append(rows, row{name: c.Name, path: p.String()})
+	}
+	for _, nm := range nearMisses() {
+		var k dissect.FlowKeys
+		_, p := dissect.NewDissector(dissect.DefaultFlags, dissect.NoGates.With(nm.gate)).DissectFrame(&k, nm.frame)
+		rows = append(rows, row{name: rowName(rowDecline, nm.gate), path: p.String(), kind: rowDecline})
+	}
+	for _, nm := range nearMisses() {
+		rows = append(rows, row{name: rowName(rowAutoHit, nm.gate), kind: rowAutoHit}, row{name: rowName(rowAutoMiss, nm.gate), kind: rowAutoMiss})
+	}
+	j := 0
+	for i := range rows {
+		for _, l := range loops[rows[i].kind] {
+			if 2*j+1 >= len(labels) {
+				return nil, fmt.Errorf("the measuring run made %d calls, want more", len(labels)/2)
+			}
+			if labels[2*j] != rows[i].name || labels[2*j+1] != loopNames[l] {
+				return nil, fmt.Errorf("call %d measured %s %s, want %s %s", j, labels[2*j], labels[2*j+1], rows[i].name, loopNames[l])
 			}
 			t := totals[j*callsPerLoop:]
-			rows[ci].per[l] = float64(int64(t[2])-int64(t[1])) / float64(n)
+			rows[i].per[l] = float64(int64(t[2])-int64(t[1])) / float64(n)
+			j++
 		}
+	}
+	if 2*j != len(labels) {
+		return nil, fmt.Errorf("the measuring run made %d calls, want %d", len(labels)/2, j)
 	}
 	return rows, nil
 }
@@ -400,50 +491,101 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
-// Columns of the table, as writeTable prints them and parseTable reads them.
+// Columns of the table, as writeTable prints them and parseTable reads them:
+// the cases' table, then the declines' (headed "gate"). The check guards the
+// fast column of a case and the decline column of a gate.
 const (
-	colCase = 0
-	colFast = 3
-	numCols = 7
+	colCase        = 0
+	colFast        = 4
+	numCols        = 8
+	colDecline     = 3
+	numDeclineCols = 5
 )
 
 func writeTable(w io.Writer, rows []row, n int) {
 	fmt.Fprintf(w, "# instructions per packet under callgrind (%d and %d iterations, empty loop subtracted);\n", n, 2*n)
+	fmt.Fprintf(w, "# slow = DissectFrame, closed = a Dissector with every gate closed, fast = one with every gate open;\n")
 	fmt.Fprintf(w, "# hash setup = Kernel.Hash - dchest/siphash.Hash over the same region; rev = the reverse direction.\n")
 	fmt.Fprintf(w, "# written by: bench/instructions.sh -write\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "case\tpath\tslow\tfast\thash\tsetup\tsetup-rev\n")
+	fmt.Fprintf(tw, "case\tpath\tslow\tclosed\tfast\thash\tsetup\tsetup-rev\n")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\n", r.name, r.path, r.slow(), r.fast(), r.hash(), r.setup(), r.setupRev())
+		if r.kind == rowCase {
+			fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\n", r.name, r.path, r.slow(), r.closed(), r.fast(), r.hash(), r.setup(), r.setupRev())
+		}
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\n# declines, on dissect.NearMissFrame of the gate's class: slow = DissectFrame alone, closed = a Dissector\n")
+	fmt.Fprintf(w, "# with every gate closed, decline = one with only this gate open; C = decline - slow.\n")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "gate\tslow\tclosed\tdecline\tC\n")
+	for _, r := range rows {
+		if r.kind == rowDecline {
+			gate, _ := strings.CutPrefix(r.name, "decline:")
+			fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%+.1f\n", gate, r.slow(), r.closed(), r.fast(), r.fast()-r.slow())
+		}
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\n# auto mode (not checked): a Dissector under EnableAuto with only the gate open, and with every gate\n")
+	fmt.Fprintf(w, "# closed, on the gate's sample frame (hit) and its near miss (miss); S = closed - open on the hit,\n")
+	fmt.Fprintf(w, "# C = open - closed on the miss, p_be = C / (S + C).\n")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "auto\thit-open\thit-closed\tmiss-open\tmiss-closed\tS\tC\tp_be\n")
+	for i, r := range rows {
+		if r.kind != rowAutoHit || i+1 == len(rows) {
+			continue
+		}
+		m := rows[i+1]
+		gate, _ := strings.CutPrefix(r.name, "auto-hit:")
+		sv, cv := r.closed()-r.fast(), m.fast()-m.closed()
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.2f\n", gate, r.fast(), r.closed(), m.fast(), m.closed(), sv, cv, dissect.Cost{Saving: sv, Miss: cv}.BreakEven())
 	}
 	tw.Flush()
 }
 
-// parseTable reads the fast column of a table writeTable wrote, by case.
+// parseTable reads the guarded figures of a table writeTable wrote: the fast
+// column by case, and the decline column by decline row name
+// ("decline:GATE").
 func parseTable(b []byte) (map[string]float64, error) {
-	fast := map[string]float64{}
+	guarded := map[string]float64{}
+	declines := false
+lines:
 	for i, line := range strings.Split(string(b), "\n") {
 		f := strings.Fields(line)
-		if len(f) == 0 || strings.HasPrefix(f[0], "#") || f[0] == "case" {
+		switch {
+		case len(f) == 0 || strings.HasPrefix(f[0], "#"):
 			continue
+		case f[0] == "case":
+			declines = false
+			continue
+		case f[0] == "gate":
+			declines = true
+			continue
+		case f[0] == "auto":
+			break lines // the auto table is not checked
 		}
-		if len(f) != numCols {
-			return nil, fmt.Errorf("line %d: %d columns, want %d", i+1, len(f), numCols)
+		name, want, col, what := f[colCase], numCols, colFast, "fast"
+		if declines {
+			name, want, col, what = "decline:"+f[colCase], numDeclineCols, colDecline, "decline"
 		}
-		v, err := strconv.ParseFloat(f[colFast], 64)
+		if len(f) != want {
+			return nil, fmt.Errorf("line %d: %d columns, want %d", i+1, len(f), want)
+		}
+		v, err := strconv.ParseFloat(f[col], 64)
 		if err != nil {
-			return nil, fmt.Errorf("line %d: fast column: %w", i+1, err)
+			return nil, fmt.Errorf("line %d: %s column: %w", i+1, what, err)
 		}
-		fast[f[colCase]] = v
+		guarded[name] = v
 	}
-	if len(fast) == 0 {
+	if len(guarded) == 0 {
 		return nil, errors.New("no rows")
 	}
-	return fast, nil
+	return guarded, nil
 }
 
-// regressions lists the cases whose fast path now counts more than the
-// committed figure allows, and committed cases no longer measured.
+// regressions lists the cases whose fast path, and the gates whose decline,
+// now counts more than the committed figure allows, and committed rows no
+// longer measured.
 func regressions(want map[string]float64, rows []row, tolerance float64) []string {
 	var bad []string
 	seen := map[string]bool{}
@@ -462,5 +604,6 @@ func regressions(want map[string]float64, rows []row, tolerance float64) []strin
 			bad = append(bad, name+": in the committed table but not measured")
 		}
 	}
+	slices.Sort(bad)
 	return bad
 }

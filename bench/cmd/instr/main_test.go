@@ -11,6 +11,9 @@ func TestTableRoundTrip(t *testing.T) {
 	rows := []row{
 		{name: "a", path: "fast:eth_ip", per: [numLoops]float64{loopEmpty: 10, loopSlow: 210, loopFast: 110, loopHash: 400, loopSip: 350}},
 		{name: "b", path: "slow", per: [numLoops]float64{loopEmpty: 10, loopSlow: 60, loopFast: 70}},
+		{name: "decline:vlan", path: "slow", kind: rowDecline, per: [numLoops]float64{loopEmpty: 10, loopSlow: 130, loopFast: 250, loopClosed: 135}},
+		{name: "auto-hit:vlan", kind: rowAutoHit, per: [numLoops]float64{loopEmpty: 10, loopFast: 110, loopClosed: 170}},
+		{name: "auto-miss:vlan", kind: rowAutoMiss, per: [numLoops]float64{loopEmpty: 10, loopFast: 230, loopClosed: 170}},
 	}
 	var buf bytes.Buffer
 	writeTable(&buf, rows, 64)
@@ -18,29 +21,40 @@ func TestTableRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 2 || got["a"] != 100 || got["b"] != 60 {
-		t.Errorf("parseTable(writeTable) = %v, want a:100 b:60\n%s", got, buf.String())
+	if len(got) != 3 || got["a"] != 100 || got["b"] != 60 || got["decline:vlan"] != 240 {
+		t.Errorf("parseTable(writeTable) = %v, want a:100 b:60 decline:vlan:240\n%s", got, buf.String())
+	}
+	if !strings.Contains(buf.String(), "+120.0") {
+		t.Errorf("the decline row does not show C = decline - slow = +120:\n%s", buf.String())
+	}
+	// Auto mode: S = 170 - 110, C = 230 - 170, p_be = 60 / 120.
+	if !strings.Contains(buf.String(), "60.0  60.0  0.50") {
+		t.Errorf("the auto row does not show S = 60, C = 60, p_be = 0.50:\n%s", buf.String())
 	}
 }
 
 func TestRegressions(t *testing.T) {
-	committed := map[string]float64{"a": 100, "b": 60, "gone": 5}
+	committed := map[string]float64{"a": 100, "b": 60, "gone": 5, "decline:gre": 200, "decline:vlan": 250}
 	rows := []row{
-		{name: "a", per: [numLoops]float64{loopFast: 102}},   // +2%: allowed
-		{name: "b", per: [numLoops]float64{loopFast: 61.3}},  // +2.2%: a regression
-		{name: "new", per: [numLoops]float64{loopFast: 500}}, // not committed: not judged
+		{name: "a", per: [numLoops]float64{loopFast: 102}},                              // +2%: allowed
+		{name: "b", per: [numLoops]float64{loopFast: 61.3}},                             // +2.2%: a regression
+		{name: "new", per: [numLoops]float64{loopFast: 500}},                            // not committed: not judged
+		{name: "decline:gre", kind: rowDecline, per: [numLoops]float64{loopFast: 205}},  // +2.5%: a regression
+		{name: "decline:vlan", kind: rowDecline, per: [numLoops]float64{loopFast: 200}}, // fell: allowed
 	}
 	bad := regressions(committed, rows, 0.02)
-	if len(bad) != 2 || !strings.HasPrefix(bad[0], "b:") || !strings.HasPrefix(bad[1], "gone:") {
-		t.Errorf("regressions = %q, want b and gone", bad)
+	if len(bad) != 3 || !strings.HasPrefix(bad[0], "b:") || !strings.HasPrefix(bad[1], "decline:gre:") || !strings.HasPrefix(bad[2], "gone:") {
+		t.Errorf("regressions = %q, want b, decline:gre and gone", bad)
 	}
 }
 
 func TestParseTableRejects(t *testing.T) {
 	for name, text := range map[string]string{
-		"empty":       "# only a comment\n",
-		"short row":   "case path slow fast hash setup setup-rev\nx fast:eth_ip 1 2\n",
-		"not numbers": "x fast:eth_ip 1 two 3 4 5\n",
+		"empty":                "# only a comment\n",
+		"short row":            "case path slow closed fast hash setup setup-rev\nx fast:eth_ip 1 2\n",
+		"not numbers":          "x fast:eth_ip 1 2 two 3 4 5 6\n",
+		"short decline":        "gate slow closed decline C\nvlan 1 2 3\n",
+		"decline not a number": "gate slow closed decline C\nvlan 1 2 three +2\n",
 	} {
 		if _, err := parseTable([]byte(text)); err == nil {
 			t.Errorf("%s: parseTable accepted %q", name, text)
@@ -61,6 +75,11 @@ func TestCommittedTableParses(t *testing.T) {
 	for _, c := range cases() {
 		if _, ok := got[c.Name]; !ok {
 			t.Errorf("committed table has no row %q", c.Name)
+		}
+	}
+	for _, nm := range nearMisses() {
+		if _, ok := got[rowName(rowDecline, nm.gate)]; !ok {
+			t.Errorf("committed table has no decline of gate %v", nm.gate)
 		}
 	}
 }
