@@ -132,7 +132,7 @@ func (d *Dissector) EnableAuto(cfg AutoConfig) {
 		a.lastFast[s] = d.counters.Shape[s].Fast
 		a.lastDeclined[s] = d.counters.Shape[s].Declined
 	}
-	d.auto = a
+	d.auto, d.ticking = a, true
 }
 
 // AutoState returns auto mode's view of each gate, and false when auto mode is off.
