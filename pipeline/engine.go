@@ -40,7 +40,7 @@ const (
 	DefaultWindow = time.Second
 	// DefaultTick is how often, in virtual time, a worker with a limited
 	// service rate serves its consumer.
-	DefaultTick = 100 * time.Microsecond
+	DefaultTick = 10 * time.Microsecond
 )
 
 // Limits of EngineConfig: each bounds memory a typo in a flag would
@@ -206,6 +206,10 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 		cfg.Consumer = "fifo"
 	}
 	if cfg.NewConsumer == nil {
+		// A virtual worker takes records in chunks that real timing cuts;
+		// stamped with their arrivals, they make the same queues whatever
+		// the cut, and a virtual run repeats to the last figure.
+		cfg.ConsumerConfig.StampArrival = cfg.Virtual
 		mk, err := cfg.ConsumerConfig.New(cfg.Consumer)
 		if err != nil {
 			return nil, fmt.Errorf("create engine: %w", err)

@@ -95,6 +95,9 @@ func newFQ(p fqParams) *FQ {
 func (q *FQ) Enqueue(recs []Record, now int64) {
 	for i := range recs {
 		r := &recs[i]
+		if q.p.stampArrival {
+			now = r.Arrival
+		}
 		key := r.Hash & q.p.orphanMask
 		if q.bandPkts >= q.p.limit {
 			q.dropLimit++

@@ -86,6 +86,9 @@ func newFQCodel(p fqCodelParams) *FQCodel {
 func (q *FQCodel) Enqueue(recs []Record, now int64) {
 	for i := range recs {
 		r := &recs[i]
+		if q.p.stampArrival {
+			now = r.Arrival
+		}
 		idx := hash.ReciprocalScale(r.Hash, uint32(len(q.flows)))
 		f := &q.flows[idx]
 		f.q.push(&q.pool, q.pool.put(r, now))

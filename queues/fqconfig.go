@@ -70,6 +70,12 @@ type ConsumerConfig struct {
 	// TopFlows is the number of counters of each consumer's heavy-hitter
 	// sketch (default 64).
 	TopFlows int
+	// StampArrival makes fq and fq_codel take each packet's Arrival as its
+	// enqueue time, instead of the time Enqueue is given: on a virtual
+	// clock, where a worker takes a chunk of records at once and real
+	// timing cuts the chunks, a packet then enters its queue when it
+	// arrives, whatever the cut.
+	StampArrival bool
 }
 
 // fqCodelParams are a ConsumerConfig resolved for fq_codel.
@@ -79,6 +85,7 @@ type fqCodelParams struct {
 	memoryLimit             int64
 	codel                   codelParams
 	topFlows                int
+	stampArrival            bool
 }
 
 // fqParams are a ConsumerConfig resolved for fq.
@@ -88,6 +95,7 @@ type fqParams struct {
 	quantum, initialQuantum int32
 	refillDelay             int64
 	topFlows                int
+	stampArrival            bool
 }
 
 // or returns v, or def when v is zero.
@@ -144,7 +152,8 @@ func (c ConsumerConfig) fqCodel() (fqCodelParams, error) {
 			mtu:      uint32(mtu),
 			ecn:      c.ECN,
 		},
-		topFlows: top,
+		topFlows:     top,
+		stampArrival: c.StampArrival,
 	}, nil
 }
 
@@ -169,6 +178,7 @@ func (c ConsumerConfig) fq() (fqParams, error) {
 		initialQuantum: int32(or(c.InitialQuantum, defaultFQInitialRatio*mtu)),
 		refillDelay:    int64(or(c.RefillDelay, DefaultRefillDelay)),
 		topFlows:       top,
+		stampArrival:   c.StampArrival,
 	}, nil
 }
 
