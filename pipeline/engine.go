@@ -208,8 +208,12 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	if cfg.NewConsumer == nil {
 		// A virtual worker takes records in chunks that real timing cuts;
 		// stamped with their arrivals, they make the same queues whatever
-		// the cut, and a virtual run repeats to the last figure.
-		cfg.ConsumerConfig.StampArrival = cfg.Virtual
+		// the cut, and a virtual run repeats to the last figure. Not with
+		// several receive queues: a worker takes each queue's records in
+		// turn, and the queues' loops run apart in real time, so a record
+		// can reach its worker after later arrivals of another queue; its
+		// arrival would count that skew as time in the queue.
+		cfg.ConsumerConfig.StampArrival = cfg.Virtual && len(qs) == 1
 		mk, err := cfg.ConsumerConfig.New(cfg.Consumer)
 		if err != nil {
 			return nil, fmt.Errorf("create engine: %w", err)
