@@ -10,14 +10,14 @@ import (
 )
 
 // TestRunCompareStatic replays the elephants profile at 85% mean load with
-// --compare static: the JSON carries both runs over the same frames, the
-// rebalanced run drops less and balances closer to the bound, and the text
-// puts both side by side.
+// --compare static and the hold: the JSON carries both runs over the same
+// frames, the rebalanced run drops less, balances closer to the bound and
+// reorders nothing, and the text puts both side by side.
 func TestRunCompareStatic(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "run.json")
 	stdout, stderr, code := runXdphash(t, nil, "run", "--synthetic", "elephants", "--count", "300000", "--virtual-clock",
 		"--replay", "1Mpps", "--workers", "4", "--service-rate", "294118pps", "--consumer", "fq", "--ring-size", "256",
-		"--steer", "reta", "--rebalance=20ms", "--compare", "static", "--hash-key", kunitKey, "--out", out)
+		"--steer", "reta", "--rebalance=20ms", "--rebalance-hold", "--compare", "static", "--hash-key", kunitKey, "--out", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -35,7 +35,10 @@ func TestRunCompareStatic(t *testing.T) {
 	if st.Steering.Balance.MaxMean >= static.Steering.Balance.MaxMean {
 		t.Errorf("max/mean: rebalanced %.3f, static %.3f", st.Steering.Balance.MaxMean, static.Steering.Balance.MaxMean)
 	}
-	for _, want := range []string{"static ", "rebalanced ", "buckets moved/s", "balanced table for the whole run"} {
+	if h := st.Steering.Rebalance.Hold; h == nil || h.Buckets != st.Steering.Rebalance.Moves || st.Steering.Reorder.Reordered != 0 {
+		t.Errorf("hold %+v for %d moves, reorder %+v: want a hold per move and nothing reordered", h, st.Steering.Rebalance.Moves, st.Steering.Reorder)
+	}
+	for _, want := range []string{"static ", "rebalanced ", "buckets moved/s", "balanced table for the whole run", "hold: "} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("summary lacks %q:\n%s", want, stdout)
 		}
@@ -51,6 +54,7 @@ func TestRunRebalanceFlags(t *testing.T) {
 		{"--steer", "reta", "--rebalance", "--compare", "static"}, // not virtual
 		{"--steer", "reta", "--compare", "static", "--virtual-clock"},
 		{"--steer", "reta", "--rebalance", "--rebalance-threshold", "0.9"},
+		{"--steer", "reta", "--rebalance-hold"}, // a static table moves nothing to hold
 	} {
 		_, stderr, code := runXdphash(t, nil, append([]string{"run", "--synthetic", "elephants", "--count", "100"}, args...)...)
 		if code == 0 {
