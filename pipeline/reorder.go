@@ -176,9 +176,9 @@ func (s *reorderState) moved(w, b int, h uint32, now int64, served bool) {
 }
 
 // moveLocked opens a transition for every bucket the table of generation
-// gen, in force from at, moved (before[b] != after[b]); the caller holds mu. A bucket that
-// moves again before its old worker drained it is judged as far as it got,
-// and the count marked inexact.
+// gen, in force from at, moved (before[b] != after[b]); the caller holds
+// mu. A bucket that moves again before its old worker drained it is judged
+// as far as it got, and the count marked inexact.
 func (s *reorderState) moveLocked(before, after []uint16, gen uint64, at int64) {
 	for b := range before {
 		if before[b] == after[b] {
