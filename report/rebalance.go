@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -56,6 +57,9 @@ type SteeringRun struct {
 	Imbalance     []float64 `json:"imbalance"`
 	IntervalNs    int64     `json:"interval_ns,omitempty"`
 	IntervalMoves []int     `json:"interval_moves,omitempty"`
+	// Hold says what the hold of moved buckets' packets did, when the run
+	// held them (--rebalance-hold).
+	Hold string `json:"hold,omitempty"`
 }
 
 // computeSteering is nil for a run without a RETA.
@@ -111,8 +115,26 @@ func steeringRun(name string, st *runstats.RunStats) SteeringRun {
 		for _, iv := range rb.Intervals {
 			r.IntervalMoves = append(r.IntervalMoves, iv.Moves)
 		}
+		r.Hold = holdText(rb.Hold)
 	}
 	return r
+}
+
+// holdText is a sentence on what the hold did; empty without a hold.
+func holdText(h *runstats.HoldReport) string {
+	if h == nil {
+		return ""
+	}
+	var mean time.Duration
+	if h.Held > 0 {
+		mean = time.Duration(h.WaitNs / int64(h.Held))
+	}
+	t := fmt.Sprintf("the hold kept %d packets of %d moved buckets on their new worker until the old one had finished the bucket's earlier packets: mean wait %s, longest %s",
+		h.Held, h.Buckets, mean, time.Duration(h.MaxWaitNs))
+	if h.Overflow > 0 {
+		t += fmt.Sprintf("; %d packets were not held for lack of room", h.Overflow)
+	}
+	return t
 }
 
 // writeSteeringText writes the table measures as terminal tables.
@@ -136,6 +158,11 @@ func (m *Measures) writeSteeringText(ew *errWriter) {
 			strings.Join(p50, " "), strings.Join(p95, " "), strings.Join(p99, " "), r.Moves, 100*r.MovesPerSec, r.FlowsMoved, r.Reordered)
 	}
 	ew.flush(tw)
+	for _, r := range sm.Runs {
+		if r.Hold != "" {
+			ew.printf("  %s: %s\n", r.Name, r.Hold)
+		}
+	}
 	if sm.Ethtool != "" {
 		ew.printf("  the table that balances the run: %s\n", sm.Ethtool)
 	} else {
@@ -209,6 +236,7 @@ const steeringPage = `<h2>Indirection table ({{.RETASize}} buckets)</h2>
 <table><tr><th>run</th><th>max/mean</th><th>bound</th><th>worker</th><th>drops</th><th>sojourn p50</th><th>p95</th><th>p99</th><th>buckets moved</th><th>of the table per s</th><th>flows moved</th><th>reordered</th></tr>
 {{range $r := .Runs}}{{range $w, $d := $r.Drops}}<tr>{{if eq $w 0}}<td class="l" rowspan="{{len $r.Drops}}">{{$r.Name}}</td><td rowspan="{{len $r.Drops}}">{{f3 $r.MaxMean}}</td><td rowspan="{{len $r.Drops}}">{{f3 $r.Bound}}</td>{{end}}<td>{{$w}}</td><td>{{$d}}</td><td>{{sojourn (index $r.SojournNs $w) "p50"}}</td><td>{{sojourn (index $r.SojournNs $w) "p95"}}</td><td>{{sojourn (index $r.SojournNs $w) "p99"}}</td>{{if eq $w 0}}<td rowspan="{{len $r.Drops}}">{{$r.Moves}}</td><td rowspan="{{len $r.Drops}}">{{pct $r.MovesPerSec}}</td><td rowspan="{{len $r.Drops}}">{{$r.FlowsMoved}}</td><td rowspan="{{len $r.Drops}}">{{$r.Reordered}}</td>{{end}}</tr>
 {{end}}{{end}}</table>
+{{range .Runs}}{{if .Hold}}<p>{{.Name}}: {{.Hold}}.</p>{{end}}{{end}}
 <p>{{if .Ethtool}}The table that balances the run: <code>{{.Ethtool}}</code>{{else}}The table that balances the run is not an ethtool -X line; the run JSON lists it (<code>steering.balance.balanced_table</code>).{{end}}</p>
 {{if .Weights}}<p>The best ethtool weights can do: <code>{{.Weights}}</code> (max/mean {{f3 .WeightsMaxMean}}).</p>{{end}}
 `

@@ -27,7 +27,8 @@ func retaRun(tb testing.TB, rebalanced bool) *runstats.RunStats {
 	}
 	if rebalanced {
 		st.Steering.Rebalance = &runstats.RebalanceReport{IntervalNs: 1e8, Moves: 1, Tables: 1,
-			Intervals: []runstats.IntervalReport{{Moves: 1}, {Moves: 0}}}
+			Intervals: []runstats.IntervalReport{{Moves: 1}, {Moves: 0}},
+			Hold:      &runstats.HoldReport{Buckets: 1, Held: 4, MaxHeld: 4, WaitNs: 6e6, MaxWaitNs: 2e6}}
 	}
 	return st
 }
@@ -55,7 +56,11 @@ func TestSteeringMeasures(t *testing.T) {
 	if err := m.WriteText(&text); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"indirection table (4 buckets)", "static ", "rebalanced ", "ethtool -X IF weight 1 1"} {
+	const hold = "the hold kept 4 packets of 1 moved buckets on their new worker until the old one had finished the bucket's earlier packets: mean wait 1.5ms, longest 2ms"
+	if sm.Runs[0].Hold != "" || r.Hold != hold {
+		t.Errorf("hold: static %q, rebalanced %q, want none and %q", sm.Runs[0].Hold, r.Hold, hold)
+	}
+	for _, want := range []string{"indirection table (4 buckets)", "static ", "rebalanced ", "ethtool -X IF weight 1 1", "rebalanced: " + hold} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, text.String())
 		}
@@ -73,6 +78,9 @@ func TestSteeringMeasures(t *testing.T) {
 	}
 	if !strings.Contains(html.String(), "Indirection table (4 buckets)") {
 		t.Error("the page has no indirection table section")
+	}
+	if !strings.Contains(html.String(), "mean wait 1.5ms, longest 2ms") {
+		t.Error("the page does not say what the hold did")
 	}
 }
 
