@@ -77,8 +77,14 @@ func formatRate(v float64, unit string) string {
 		prefixes = prefixes[1:] // no Gpps
 	}
 	for _, p := range prefixes {
-		if v >= p.m && math.Mod(v, p.m/1000) == 0 {
-			return strconv.FormatFloat(v/p.m, 'g', -1, 64) + p.p + unit
+		if v < p.m || math.Mod(v, p.m/1000) != 0 {
+			continue
+		}
+		// With a prefix only where ParseRate reads the same value back:
+		// 1001 bit is 1.001 kbit, which multiplies back to 1000.999…
+		n := strconv.FormatFloat(v/p.m, 'g', -1, 64)
+		if back, err := strconv.ParseFloat(n, 64); err == nil && back*p.m == v {
+			return n + p.p + unit
 		}
 	}
 	return strconv.FormatFloat(v, 'g', -1, 64) + unit
