@@ -107,10 +107,12 @@ func readCPUList(path string) ([]int, error) {
 // ParseCPUList parses the kernel's CPU list format, "0-3,8,10-11", as
 // /proc and /sys print it; an empty string is no CPU.
 func ParseCPUList(s string) ([]int, error) {
-	var cpus []int
 	if s == "" {
 		return nil, nil
 	}
+	// A set of CPUs, not a list of elements: "0-1023" repeated costs a
+	// pass over the set each time, never more memory.
+	var set [cpuSetSize]bool
 	for part := range strings.SplitSeq(s, ",") {
 		lo, hi, isRange := strings.Cut(part, "-")
 		a, err := strconv.Atoi(lo)
@@ -122,10 +124,16 @@ func ParseCPUList(s string) ([]int, error) {
 			return nil, fmt.Errorf("parse CPU list %q: bad element %q", s, part)
 		}
 		for c := a; c <= b; c++ {
+			set[c] = true
+		}
+	}
+	var cpus []int
+	for c, in := range set {
+		if in {
 			cpus = append(cpus, c)
 		}
 	}
-	return sortedSet(cpus), nil
+	return cpus, nil
 }
 
 func sortedSet(cpus []int) []int {
