@@ -3,6 +3,7 @@ package pipeline
 import (
 	"math"
 	"runtime"
+	"slices"
 
 	"github.com/xdphash/xdphash/queues"
 	"github.com/xdphash/xdphash/runstats"
@@ -146,12 +147,10 @@ func (w *worker) release(all bool, t int64) {
 		wait := t - r.Arrival
 		hs.WaitNs += wait
 		hs.MaxWaitNs = max(hs.MaxWaitNs, wait)
+		w.takenBytes += uint64(r.Len)
 	}
 	w.cons.Enqueue(out, w.now)
 	w.taken += uint64(len(out))
-	for _, r := range out {
-		w.takenBytes += uint64(r.Len)
-	}
 	w.finished(nil, w.now)
 }
 
@@ -201,20 +200,11 @@ func (s *reorderState) oldWorkers(w int, dst []int) []int {
 		if int(s.holdTo[b].Load()) != w+1 {
 			continue
 		}
-		if o := s.trans[b].old; !containsInt(dst, o) {
+		if o := s.trans[b].old; !slices.Contains(dst, o) {
 			dst = append(dst, o)
 		}
 	}
 	return dst
-}
-
-func containsInt(s []int, v int) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // letGo ends the holds of worker w whose old worker holds nothing of the

@@ -121,26 +121,24 @@ func (s *reorderState) finish(w int, served, dropped []queues.Record, now int64)
 	s.mu.Lock()
 	s.stats.Served += uint64(len(served))
 	s.stats.Dropped += uint64(len(dropped))
-	base := w * s.size
-	for i := range served {
-		if h := served[i].Hash; h != 0 {
-			b := int(h & s.mask)
-			s.inflight[base+b]--
-			if s.trans[b] != nil {
-				s.moved(w, b, h, now, true)
-			}
-		}
-	}
-	for i := range dropped {
-		if h := dropped[i].Hash; h != 0 {
-			b := int(h & s.mask)
-			s.inflight[base+b]--
-			if s.trans[b] != nil {
-				s.moved(w, b, h, now, false)
-			}
-		}
-	}
+	s.finishRecs(w, served, now, true)
+	s.finishRecs(w, dropped, now, false)
 	s.mu.Unlock()
+}
+
+// finishRecs takes recs, served or dropped by worker w at now; the caller
+// holds mu.
+func (s *reorderState) finishRecs(w int, recs []queues.Record, now int64, served bool) {
+	base := w * s.size
+	for i := range recs {
+		if h := recs[i].Hash; h != 0 {
+			b := int(h & s.mask)
+			s.inflight[base+b]--
+			if s.trans[b] != nil {
+				s.moved(w, b, h, now, served)
+			}
+		}
+	}
 }
 
 // moved takes the finish on worker w of a packet of flow h in bucket b,

@@ -165,24 +165,24 @@ func (w *worker) run() {
 	w.publish()
 }
 
-// step polls the rings and, in a live run at a limited rate, serves what
-// the token bucket allows. The caller holds mu. It returns the records taken.
+// step polls the rings and, in a live run, lets go of held records and, at a
+// limited rate, serves what the token bucket allows. The caller holds mu. It
+// returns the records taken.
 func (w *worker) step() int {
 	n := w.poll()
-	if !w.virtual && w.holding() {
+	if w.virtual {
+		return n
+	}
+	if hold := w.holding(); hold || !w.rate.IsMax() && w.cons.Backlog() > 0 {
 		if n == 0 {
 			w.readClock()
 		}
-		w.holdCheck(w.now)
-		if w.rate.IsMax() {
+		if hold {
+			w.holdCheck(w.now)
+		}
+		if w.rate.IsMax() || w.cons.Backlog() > 0 {
 			w.serve(w.now)
 		}
-	}
-	if !w.virtual && !w.rate.IsMax() && w.cons.Backlog() > 0 {
-		if n == 0 {
-			w.readClock()
-		}
-		w.serve(w.now)
 	}
 	return n
 }
@@ -228,17 +228,15 @@ func (w *worker) feed(recs []queues.Record) {
 		n := min(len(recs), feedChunk)
 		if w.virtual && !w.rate.IsMax() {
 			w.advance(recs[0].Arrival)
-		}
-		if w.hold != nil && w.virtual {
-			w.setClock(recs[0].Arrival)
-		}
-		if w.virtual && !w.rate.IsMax() {
 			for i := 1; i < n; i++ {
 				if recs[i].Arrival >= w.tickEnd {
 					n = i
 					break
 				}
 			}
+		}
+		if w.hold != nil && w.virtual {
+			w.setClock(recs[0].Arrival)
 		}
 		chunk := recs[:n]
 		var bytes uint64
