@@ -115,13 +115,14 @@ func steeringRun(name string, st *runstats.RunStats) SteeringRun {
 		for _, iv := range rb.Intervals {
 			r.IntervalMoves = append(r.IntervalMoves, iv.Moves)
 		}
-		r.Hold = holdText(rb.Hold)
+		r.Hold = HoldText(rb.Hold)
 	}
 	return r
 }
 
-// holdText is a sentence on what the hold did; empty without a hold.
-func holdText(h *runstats.HoldReport) string {
+// HoldText is a sentence on what the hold of moved buckets' packets did;
+// empty without a hold.
+func HoldText(h *runstats.HoldReport) string {
 	if h == nil {
 		return ""
 	}
@@ -129,10 +130,13 @@ func holdText(h *runstats.HoldReport) string {
 	if h.Held > 0 {
 		mean = time.Duration(h.WaitNs / int64(h.Held))
 	}
-	t := fmt.Sprintf("the hold kept %d packets of %d moved buckets on their new worker until the old one had finished the bucket's earlier packets: mean wait %s, longest %s",
-		h.Held, h.Buckets, mean, time.Duration(h.MaxWaitNs))
+	t := fmt.Sprintf("the hold kept %d packets of %d moved buckets on their new worker until the old one had finished the bucket's earlier packets: mean wait %s, longest %s, at most %d at once on a worker",
+		h.Held, h.Buckets, mean, time.Duration(h.MaxWaitNs), h.MaxHeld)
 	if h.Overflow > 0 {
 		t += fmt.Sprintf("; %d packets were not held for lack of room", h.Overflow)
+	}
+	if h.AtEnd > 0 {
+		t += fmt.Sprintf("; %d were still held when the run ended", h.AtEnd)
 	}
 	return t
 }

@@ -56,7 +56,7 @@ func TestSteeringMeasures(t *testing.T) {
 	if err := m.WriteText(&text); err != nil {
 		t.Fatal(err)
 	}
-	const hold = "the hold kept 4 packets of 1 moved buckets on their new worker until the old one had finished the bucket's earlier packets: mean wait 1.5ms, longest 2ms"
+	const hold = "the hold kept 4 packets of 1 moved buckets on their new worker until the old one had finished the bucket's earlier packets: mean wait 1.5ms, longest 2ms, at most 4 at once on a worker"
 	if sm.Runs[0].Hold != "" || r.Hold != hold {
 		t.Errorf("hold: static %q, rebalanced %q, want none and %q", sm.Runs[0].Hold, r.Hold, hold)
 	}

@@ -126,13 +126,8 @@ func writeSteeringSummary(w io.Writer, st *runstats.RunStats, iface string) {
 		fmt.Fprintf(w, "rebalance every %s: %d buckets moved in %d tables over %d loaded intervals (%.2f%% of the buckets per second), %d flows in flight moved\n",
 			time.Duration(rr.IntervalNs), rr.Moves, rr.Tables, len(rr.Intervals), movedShare(st), rr.FlowsMoved)
 	}
-	if h := sr.Rebalance.GetHold(); h != nil {
-		var mean time.Duration
-		if h.Held > 0 {
-			mean = time.Duration(h.WaitNs / int64(h.Held))
-		}
-		fmt.Fprintf(w, "hold: %d packets held for %d moved buckets, waiting %s on average and %s at most (at most %d at once on a worker), %d not held for lack of room, %d still held at the end\n",
-			h.Held, h.Buckets, mean, time.Duration(h.MaxWaitNs), h.MaxHeld, h.Overflow, h.AtEnd)
+	if t := report.HoldText(sr.Rebalance.GetHold()); t != "" {
+		fmt.Fprintf(w, "hold: %s\n", t)
 	}
 	ro := sr.Reorder
 	fmt.Fprintf(w, "reordered: %d of %d packets served (exact: %t)\n", ro.Reordered, ro.Served, ro.Exact)
