@@ -466,12 +466,7 @@ func (d *Dissector) ipip(keys *FlowKeys, frame []byte) (bool, Path) {
 			}
 		}
 	}
-	d.resumeAt.nhoff = 0
-	if fastTunnel(keys, frame, ipProtoIPIP, &d.resumeAt) {
-		d.counters.Shape[ShapeIPIP].Fast++
-		return true, FastPath(ShapeIPIP)
-	}
-	return d.declined(ShapeIPIP, keys, frame)
+	return d.tunnel(ShapeIPIP, ipProtoIPIP, keys, frame)
 }
 
 // gre takes the frames of the gre class. It covers one level of GRE version
@@ -514,12 +509,19 @@ func (d *Dissector) gre(keys *FlowKeys, frame []byte) (bool, Path) {
 			}
 		}
 	}
+	return d.tunnel(ShapeGRE, ipProtoGRE, keys, frame)
+}
+
+// tunnel takes the frames of tunnel class s (IP protocol ipProto) that the
+// straight-line paths of ipip and gre do not cover: fastTunnel's loop, which
+// starts over, or the slow path from where it stopped.
+func (d *Dissector) tunnel(s Shape, ipProto uint8, keys *FlowKeys, frame []byte) (bool, Path) {
 	d.resumeAt.nhoff = 0
-	if fastTunnel(keys, frame, ipProtoGRE, &d.resumeAt) {
-		d.counters.Shape[ShapeGRE].Fast++
-		return true, FastPath(ShapeGRE)
+	if fastTunnel(keys, frame, ipProto, &d.resumeAt) {
+		d.counters.Shape[s].Fast++
+		return true, FastPath(s)
 	}
-	return d.declined(ShapeGRE, keys, frame)
+	return d.declined(s, keys, frame)
 }
 
 // inner4in4 is where the inner header of IPv4 in IPv4 starts.
