@@ -329,15 +329,7 @@ func TestXDPGenOneSenderPerCPU(t *testing.T) {
 	lab := newGenLab(t)
 	ft, _ := testTable(lab.HostMAC, []int{60}, []uint32{0})
 	gen := newXDPGen(t, ft)
-	err := lab.InPeer(func() error {
-		if err := SetAffinity(0); err != nil {
-			return err
-		}
-		s, err := gen.NewSender(lab.PeerIndex, 0, 0, 0)
-		if err != nil {
-			return err
-		}
-		defer s.Close()
+	err := withXDPSender(lab, gen, func(*XDPSender) error {
 		if s2, err := gen.NewSender(lab.PeerIndex, 0, 0, 0); err == nil {
 			s2.Close()
 			return fmt.Errorf("second sender on CPU 0 accepted")
