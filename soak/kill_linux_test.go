@@ -1,7 +1,6 @@
 package soak
 
 import (
-	"bufio"
 	"context"
 	"io"
 	"log/slog"
@@ -40,22 +39,9 @@ func TestSoakKilled(t *testing.T) {
 		os.Exit(3)
 	}
 	xdptest.RequireRoot(t)
+	// The child prints the host end of its lab once its soak runs.
 	cmd := exec.Command(os.Args[0], "-test.run=^TestSoakKilled$")
-	cmd.Env = append(os.Environ(), killChildEnv+"=1")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	host := strings.TrimSpace(line)
-	if err != nil || host == "" {
-		cmd.Process.Kill()
-		cmd.Wait()
-		t.Fatalf("the child's soak did not start: %q, %v", line, err)
-	}
+	host := xdptest.StartChild(t, cmd, killChildEnv+"=1", func(line string) bool { return line != "" })
 	xdptest.KillAndWaitGone(t, cmd, host)
 	mine := vethlab.Prefix + strconv.Itoa(cmd.Process.Pid)
 	for _, l := range vethlab.Leftovers() {

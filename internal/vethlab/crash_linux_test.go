@@ -1,9 +1,7 @@
 package vethlab_test
 
 import (
-	"bufio"
 	"context"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,29 +15,6 @@ import (
 	"github.com/xdphash/xdphash/internal/vethlab"
 	"github.com/xdphash/xdphash/internal/xdptest"
 )
-
-// startChild runs this test binary's test named run in a child process with
-// VETHLAB_CHILD=1 and returns it once it has written its first line (read
-// into line).
-func startChild(t *testing.T, cmd *exec.Cmd) (line string) {
-	t.Helper()
-	cmd.Env = append(os.Environ(), "VETHLAB_CHILD=1")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line, err = bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		cmd.Process.Kill()
-		cmd.Wait()
-		t.Fatalf("child wrote no line: %q %v", line, err)
-	}
-	go io.Copy(io.Discard, stdout)
-	return strings.TrimSpace(line)
-}
 
 // TestKilledLabLeavesNothing creates a lab in a child process, kills the
 // child with SIGKILL, and checks that the kernel removes its namespace and
@@ -57,7 +32,7 @@ func TestKilledLabLeavesNothing(t *testing.T) {
 	}
 	xdptest.RequireRoot(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestKilledLabLeavesNothing$")
-	host := startChild(t, cmd)
+	host := xdptest.StartChild(t, cmd, "VETHLAB_CHILD=1", nil)
 	xdptest.KillAndWaitGone(t, cmd, host)
 	prefix := strings.TrimSuffix(host, "h")
 	for _, l := range vethlab.Leftovers() {
@@ -113,7 +88,7 @@ func TestNewWithoutCapSysAdmin(t *testing.T) {
 		AmbientCaps: []uintptr{unix.CAP_NET_ADMIN, unix.CAP_BPF, unix.CAP_NET_RAW},
 	}
 	cmd.Dir = dir
-	line := startChild(t, cmd)
+	line := xdptest.StartChild(t, cmd, "VETHLAB_CHILD=1", nil)
 	err = cmd.Wait()
 	if ctx.Err() != nil {
 		t.Fatalf("New hung without CAP_SYS_ADMIN (killed after 30 s); it wrote %q", line)

@@ -76,16 +76,7 @@ func TestSweepAfterKill(t *testing.T) {
 		select {}
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestSweepAfterKill$")
-	cmd.Env = append(os.Environ(), "VETHLAB_CHILD=1")
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	buf := make([]byte, 6)
-	if _, err := stdout.Read(buf); err != nil || string(buf) != "ready\n" {
-		cmd.Process.Kill()
-		t.Fatalf("child did not get ready: %q %v", buf, err)
-	}
+	xdptest.StartChild(t, cmd, "VETHLAB_CHILD=1", func(line string) bool { return line == "ready" })
 	cmd.Process.Kill()
 	cmd.Wait()
 	prefix := vethlab.Prefix + itoa(cmd.Process.Pid)

@@ -1,7 +1,6 @@
 package source
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -381,20 +380,7 @@ func TestAFXDPKilled(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestAFXDPKilled$")
-	cmd.Env = append(os.Environ(), killChildEnv+"="+lab.Host)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil || line != "ready\n" {
-		cmd.Process.Kill()
-		cmd.Wait()
-		t.Fatalf("child did not get ready: %q %v", line, err)
-	}
+	xdptest.StartChild(t, cmd, killChildEnv+"="+lab.Host, func(line string) bool { return line == "ready" })
 	if got := xdpShown(t, lab.Host); got != "xdp" {
 		t.Errorf("with the child running, ip link shows %q on %s, want xdp", got, lab.Host)
 	}
