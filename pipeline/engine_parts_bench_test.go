@@ -36,11 +36,7 @@ func BenchmarkReceiveLoop(b *testing.B) {
 			r := e.recv[0]
 			b.ResetTimer()
 			for i := 0; i < b.N; i += r.batch.Len() {
-				r.src.Receive(r.batch)
-				r.process(r.batch)
-				for _, w := range e.workers {
-					w.rings[0].Release(w.rings[0].Len())
-				}
+				drive(e)
 			}
 		})
 	}

@@ -183,6 +183,19 @@ func TestRebalanceUniformMovesNothing(t *testing.T) {
 	}
 }
 
+// pollBatch runs one batch through e's first receive loop and lets every
+// worker poll its rings.
+func pollBatch(tb testing.TB, e *Engine) {
+	r := e.recv[0]
+	if err := r.src.Receive(r.batch); err != nil {
+		tb.Fatal(err)
+	}
+	r.process(r.batch)
+	for _, w := range e.workers {
+		w.poll()
+	}
+}
+
 // TestRETABucketsZeroAllocs: counting per bucket and steering by the live
 // table allocate nothing per batch (a window's or an interval's end does,
 // once).
@@ -201,15 +214,7 @@ func TestRETABucketsZeroAllocs(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := e.recv[0]
-	iteration := func() {
-		if err := r.src.Receive(r.batch); err != nil {
-			t.Fatal(err)
-		}
-		r.process(r.batch)
-		for _, w := range e.workers {
-			w.poll()
-		}
-	}
+	iteration := func() { pollBatch(t, e) }
 	for range 100 {
 		iteration()
 	}
@@ -320,13 +325,7 @@ func BenchmarkReceiveBatchRebalance(b *testing.B) {
 			e := newBenchEngine(b, mode, 0, interval)
 			r := e.recv[0]
 			for b.Loop() {
-				if err := r.src.Receive(r.batch); err != nil {
-					b.Fatal(err)
-				}
-				r.process(r.batch)
-				for _, w := range e.workers {
-					w.poll()
-				}
+				pollBatch(b, e)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(r.frames), "ns/frame")
 		})
