@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/xdphash/xdphash/internal/vethlab"
+	"github.com/xdphash/xdphash/internal/xdptest"
 )
 
 // tcxEgressPrograms is the number of TCX egress programs on interface
@@ -62,7 +63,7 @@ func TestVLANPush(t *testing.T) {
 	for i := range 6 {
 		sent = append(sent, testFrame(lab.HostMAC, i, 60+i))
 	}
-	sendStack(t, lab, sent)
+	xdptest.Send(t, lab, sent)
 	got, err := capture.Collect(len(sent), 2*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +97,7 @@ func TestVLANPush(t *testing.T) {
 		t.Errorf("%d TCX egress programs on the peer after Close, want 0", n)
 	}
 	// Nothing is tagged any more.
-	sendStack(t, lab, sent[:2])
+	xdptest.Send(t, lab, sent[:2])
 	got, err = capture.Collect(2, 2*time.Second)
 	if err != nil || len(got) != 2 || !bytes.Equal(got[0], sent[0]) {
 		t.Errorf("after Close: captured %d frames (%v), the first % x; want %d untagged", len(got), err, got, 2)

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/xdphash/xdphash/internal/vethlab"
+	"github.com/xdphash/xdphash/internal/xdptest"
 )
 
 func TestParseXDPMetadata(t *testing.T) {
@@ -270,30 +271,6 @@ func (l *metaLab) receive(tb testing.TB, n int, timeout time.Duration) []receive
 	return out
 }
 
-// sendStack sends frames from the lab's peer end through an AF_PACKET socket
-// and the qdisc layer (no PACKET_QDISC_BYPASS), so that they pass the peer's
-// egress hook, one at a time and in order.
-func sendStack(tb testing.TB, l *vethlab.Lab, frames [][]byte) {
-	tb.Helper()
-	err := l.InPeer(func() error {
-		fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
-		if err != nil {
-			return err
-		}
-		defer unix.Close(fd)
-		to := &unix.SockaddrLinklayer{Ifindex: l.PeerIndex}
-		for i, f := range frames {
-			if err := unix.Sendto(fd, f, 0, to); err != nil {
-				return fmt.Errorf("send frame %d: %w", i, err)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		tb.Fatal(err)
-	}
-}
-
 // metaFrame is a test frame with whether the kernel's hash of it covers ports.
 type metaFrame struct {
 	name  string
@@ -341,7 +318,7 @@ func TestXDPMetadataHash(t *testing.T) {
 	for _, f := range frames {
 		raw = append(raw, f.frame)
 	}
-	sendStack(t, l.Lab, raw)
+	xdptest.Send(t, l.Lab, raw)
 	got := l.receive(t, len(frames), 5*time.Second)
 	for i, f := range frames {
 		t.Run(f.name, func(t *testing.T) {
@@ -390,7 +367,7 @@ func TestXDPMetadataVLAN(t *testing.T) {
 				// Each frame twice: the first of a pair is tagged (even).
 				raw = append(raw, f.frame, f.frame)
 			}
-			sendStack(t, l.Lab, raw)
+			xdptest.Send(t, l.Lab, raw)
 			got := l.receive(t, len(raw), 5*time.Second)
 			for i, r := range got {
 				f := frames[i/2]
@@ -476,7 +453,7 @@ func TestXDPMetadataSenders(t *testing.T) {
 func TestXSKMetadataForgotten(t *testing.T) {
 	l := newMetaLab(t)
 	frames := metaFrames(l.HostMAC)
-	sendStack(t, l.Lab, [][]byte{frames[0].frame})
+	xdptest.Send(t, l.Lab, [][]byte{frames[0].frame})
 	l.receive(t, 1, 5*time.Second)
 	addr := l.xsk.held[0].Addr
 	if !ParseXDPMetadata(l.xsk.umem[addr-XDPMetadataLen : addr]).Valid {
@@ -491,7 +468,7 @@ func TestXSKMetadataForgotten(t *testing.T) {
 func TestXSKMetadataAllocs(t *testing.T) {
 	l := newMetaLab(t)
 	frames := metaFrames(l.HostMAC)
-	sendStack(t, l.Lab, [][]byte{frames[0].frame, frames[1].frame})
+	xdptest.Send(t, l.Lab, [][]byte{frames[0].frame, frames[1].frame})
 	l.receive(t, 2, 5*time.Second)
 	// receive took both in one Receive or in two; either way the socket
 	// holds the last batch, at least one frame.
