@@ -15,4 +15,7 @@ var (
 	ErrCPU = errors.New("negative CPU number")
 	// ErrSteering reports a steering configuration that cannot run.
 	ErrSteering = errors.New("invalid steering configuration")
+	// ErrName reports a hash kind or symmetry name ParseKind or
+	// ParseSymmetry does not know.
+	ErrName = errors.New("unknown name")
 )

@@ -96,6 +96,32 @@ func (f *choiceFlag[T]) Type() string {
 	return strings.Join(names, "|")
 }
 
+// parsedFlag is a flag whose names the package of its type parses
+// (hash.ParseKind): the flag only hands them over.
+type parsedFlag[T fmt.Stringer] struct {
+	value *T
+	parse func(string) (T, error)
+	names []string
+}
+
+func newParsedFlag[T fmt.Stringer](value *T, parse func(string) (T, error), names []string) *parsedFlag[T] {
+	return &parsedFlag[T]{value: value, parse: parse, names: names}
+}
+
+func (f *parsedFlag[T]) Set(s string) error {
+	v, err := f.parse(s)
+	if err != nil {
+		return err
+	}
+	*f.value = v
+	return nil
+}
+
+func (f *parsedFlag[T]) String() string { return (*f.value).String() }
+
+// Type names the choices in the usage text: "--hash auto|kernel|...".
+func (f *parsedFlag[T]) Type() string { return strings.Join(f.names, "|") }
+
 // hashKeyFlag is --hash-key: the 128-bit SipHash key, the kernel's hashrnd.
 // set tells a given key from none, for which a command draws a random one.
 type hashKeyFlag struct {

@@ -36,12 +36,8 @@ import (
 
 func init() { subcommands = append(subcommands, newRunCmd) }
 
-// Choices of xdphash run's flags.
-type (
-	hashChoice      string // --hash
-	steerChoice     string // --steer
-	symmetricChoice string // --symmetric
-)
+// steerChoice is --steer.
+type steerChoice string
 
 // runOptions are the flags of xdphash run.
 type runOptions struct {
@@ -59,10 +55,10 @@ type runOptions struct {
 	workers     int
 	cpus        cpuListFlag
 	kernelCPUs  cpuListFlag
-	hash        hashChoice
+	hash        hash.Kind
 	key         hashKeyFlag
 	rssKey      string
-	symmetric   symmetricChoice
+	symmetric   hash.Symmetry
 	steer       steerChoice
 	retaWeights string
 	gates       gatesFlag
@@ -115,7 +111,7 @@ func (f *cpuListFlag) Type() string { return "LIST" }
 func newRunCmd(root *rootOptions) *cobra.Command {
 	opts := runOptions{
 		queues: "all", virtualQueues: 1, replay: "max", workers: 2,
-		hash: "auto", symmetric: "none", steer: "rps", gates: gatesFlag{gates: dissect.AllGates},
+		hash: hash.KindAuto, symmetric: hash.SymmetricNone, steer: "rps", gates: gatesFlag{gates: dissect.AllGates},
 		ringSize: pipeline.DefaultRingSize, consumer: "fifo", serviceRate: "max", window: pipeline.DefaultWindow,
 		xdpMode: source.XDPNative, rxMode: source.RxAuto, xdpMetadata: true,
 	}
@@ -185,10 +181,10 @@ frame is accounted for: received = processed + each counted drop.`,
 	f.IntVar(&opts.workers, "workers", opts.workers, "workers (modelled CPUs)")
 	f.Var(&opts.cpus, "cpus", "pin worker i to the i-th CPU of this list (default: not pinned)")
 	f.Var(&opts.kernelCPUs, "kernel-cpus", "AF_XDP: the CPUs that run the queues' kernel receive work, which the pipeline keeps away from (default: the IRQ affinity of the device's queues; on a veth, the sender's CPUs, which no file names)")
-	f.Var(newChoiceFlag(&opts.hash, "auto", "kernel", "toeplitz", "device"), "hash", "flow hash: auto (AF_XDP's default: the device's hash where it covers the ports, as skb_get_hash keeps it, else the kernel's), kernel (skb_get_hash's SipHash, the default elsewhere), toeplitz (a NIC's RSS hash) or device (the device's hash always)")
+	f.Var(newParsedFlag(&opts.hash, hash.ParseKind, hash.KindNames()), "hash", "flow hash: auto (AF_XDP's default: the device's hash where it covers the ports, as skb_get_hash keeps it, else the kernel's), kernel (skb_get_hash's SipHash, the default elsewhere), toeplitz (a NIC's RSS hash) or device (the device's hash always)")
 	f.Var(&opts.key, "hash-key", "kernel hash: SipHash key as 32 hex digits (default: a random key, logged)")
 	f.StringVar(&opts.rssKey, "rss-key", "", "toeplitz hash: RSS key, 40 or 52 bytes in hex (default: the Microsoft key)")
-	f.Var(newChoiceFlag(&opts.symmetric, "none", "xor", "sort"), "symmetric", "toeplitz hash: make it symmetric")
+	f.Var(newParsedFlag(&opts.symmetric, hash.ParseSymmetry, hash.SymmetryNames()), "symmetric", "toeplitz hash: make it symmetric")
 	f.Var(newChoiceFlag(&opts.steer, "rps", "reta"), "steer", "steering: RPS (hash high bits) or an RSS indirection table (low bits)")
 	f.StringVar(&opts.retaWeights, "reta-weights", "", "reta steering: one weight per worker, such as 3,1 (default: equal)")
 	opts.rebalance.addFlags(f)
@@ -245,9 +241,9 @@ func (o *runOptions) check(cmd *cobra.Command) error {
 		return errors.New("--queues, --xdp-mode, --zero-copy, --frames, --frame-size, --xdp-ring-size, --rx-mode, --xdp-metadata and --kernel-cpus are for --iface")
 	case o.synthetic == "" && (changed("count") || changed("synthetic-flows")):
 		return errors.New("--count and --synthetic-flows are for --synthetic")
-	case o.hash != "toeplitz" && (changed("rss-key") || changed("symmetric")) && o.pcap == "":
+	case o.hash != hash.KindToeplitz && (changed("rss-key") || changed("symmetric")) && o.pcap == "":
 		return errors.New("--rss-key and --symmetric are for --hash toeplitz (or a --pcap spread over --virtual-queues)")
-	case o.hash == "toeplitz" && o.key.set:
+	case o.hash == hash.KindToeplitz && o.key.set:
 		return errors.New("--hash-key is for --hash kernel")
 	case o.steer != "reta" && changed("reta-weights"):
 		return errors.New("--reta-weights is for --steer reta")
@@ -319,13 +315,9 @@ type runSetup struct {
 }
 
 func (o *runOptions) setup(log *slog.Logger) (*runSetup, error) {
-	s := &runSetup{steer: hash.SteerConfig{Workers: o.workers}}
+	s := &runSetup{steer: hash.SteerConfig{Workers: o.workers, Hash: o.hash, Symmetry: o.symmetric}}
 	var err error
-	switch o.hash {
-	case "toeplitz":
-		s.steer.Hash = hash.KindToeplitz
-	default:
-		s.steer.Hash = map[hashChoice]hash.Kind{"auto": hash.KindAuto, "device": hash.KindDevice}[o.hash]
+	if o.hash != hash.KindToeplitz {
 		s.steer.Key = o.key.key
 		if !o.key.set {
 			s.steer.Key = hash.RandomKey()
@@ -344,7 +336,6 @@ func (o *runOptions) setup(log *slog.Logger) (*runSetup, error) {
 			return nil, fmt.Errorf("--rss-key: %w", err)
 		}
 	}
-	s.steer.Symmetry = map[symmetricChoice]hash.Symmetry{"none": hash.SymmetricNone, "xor": hash.SymmetricXOR, "sort": hash.SymmetricSort}[o.symmetric]
 	if o.steer == "reta" {
 		s.steer.Steer = hash.SteerRETA
 		if o.device.retaTable == "device" {

@@ -36,8 +36,8 @@ func (d *deviceOptions) check(o *runOptions, changed func(string) bool) error {
 	if o.iface == "" {
 		switch {
 		case !changed("hash"):
-			o.hash = "kernel"
-		case o.hash == "auto" || o.hash == "device":
+			o.hash = hash.KindKernel
+		case o.hash == hash.KindAuto || o.hash == hash.KindDevice:
 			return fmt.Errorf("--hash %s takes the device's hash from AF_XDP's metadata: it is for --iface (hint: --hash kernel)", o.hash)
 		}
 		if d.checkHash || d.withholdTag || o.rssKey == deviceRSSKey {
@@ -50,7 +50,7 @@ func (d *deviceOptions) check(o *runOptions, changed func(string) bool) error {
 	case d.retaTable != "" && (o.iface == "" || o.steer != "reta" || o.retaWeights != ""):
 		return fmt.Errorf("--reta-table device is for --iface with --steer reta, without --reta-weights")
 	}
-	if d.checkHash && o.hash == "device" {
+	if d.checkHash && o.hash == hash.KindDevice {
 		return fmt.Errorf("--check-device-hash compares the device's hash with xdphash's own: use it with --hash auto, kernel or toeplitz, not device")
 	}
 	return nil
@@ -123,11 +123,11 @@ func warnNoMetadata(log *slog.Logger, o *runOptions, info source.Info) {
 		return
 	}
 	switch {
-	case o.hash == "device":
+	case o.hash == hash.KindDevice:
 		log.Warn("no device metadata: every frame hashes to 0 (hash source none)", "xdp_program", info.XDPProgram)
 	case o.device.checkHash:
 		log.Warn("no device metadata: the device-hash check has no frame to compare", "xdp_program", info.XDPProgram)
-	case o.hash == "auto":
+	case o.hash == hash.KindAuto:
 		log.Info("no device metadata: --hash auto computes the kernel's hash of every frame", "xdp_program", info.XDPProgram)
 	}
 }
