@@ -67,7 +67,7 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"f4":       func(v float64) string { return fmt.Sprintf("%.4f", v) },
 	"sojourn":  sojourn,
 	"dur":      func(ns int64) string { return time.Duration(ns).Round(time.Millisecond).String() },
-	"sum":      sum,
+	"sum":      sum[string],
 	"sumDrops": sumDrops,
 	"drops":    dropList,
 	"hostPort": hostPort,

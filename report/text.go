@@ -152,7 +152,7 @@ func sumDrops(m map[string]uint64, kernel bool) uint64 {
 	return n
 }
 
-func sum(m map[string]uint64) uint64 {
+func sum[K comparable](m map[K]uint64) uint64 {
 	var n uint64
 	for _, v := range m {
 		n += v

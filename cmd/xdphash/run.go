@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"net"
 	"os"
 	"os/signal"
@@ -17,7 +16,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -31,6 +29,7 @@ import (
 	"github.com/xdphash/xdphash/pipeline/source"
 	"github.com/xdphash/xdphash/pktgen"
 	"github.com/xdphash/xdphash/queues"
+	"github.com/xdphash/xdphash/report"
 	"github.com/xdphash/xdphash/runstats"
 )
 
@@ -577,12 +576,16 @@ func runRun(cmd *cobra.Command, log *slog.Logger, o *runOptions) (err error) {
 		return runErr
 	}
 	attachStatic(stats, static)
-	writeRunSummary(cmd.OutOrStdout(), stats)
-	writeDeviceSummary(cmd.OutOrStdout(), stats)
-	if err := rw.finish(cmd.OutOrStdout()); err != nil {
+	w := cmd.OutOrStdout()
+	if err := errors.Join(report.WriteSummary(w, stats), report.WriteDeviceSummary(w, stats)); err != nil {
+		runErr = errors.Join(runErr, fmt.Errorf("write the run summary: %w", err))
+	}
+	if err := rw.finish(w); err != nil {
 		runErr = errors.Join(runErr, err)
 	}
-	writeSteeringSummary(cmd.OutOrStdout(), stats, o.iface)
+	if err := report.WriteSteeringSummary(w, stats, o.iface); err != nil {
+		runErr = errors.Join(runErr, fmt.Errorf("write the steering summary: %w", err))
+	}
 	if out != nil {
 		if err := writeRunStats(out, stats); err != nil {
 			return errors.Join(runErr, err)
@@ -652,91 +655,4 @@ func appendStatus(b []byte, prev, cur *runstats.RunStats, secs float64) []byte {
 		b = fmt.Appendf(b, "w%d %.2f Mpps served  ", i, float64(w.Consumer.Dequeued-prev.Workers[i].Consumer.Dequeued)/secs/1e6)
 	}
 	return fmt.Appendf(b, "| drops %d after receive, %d kernel", cur.Accounting.Total(), kernelDrops)
-}
-
-// writeRunSummary prints the final tables: per queue, per worker, drops by
-// reason, shapes, and the accounting.
-func writeRunSummary(w io.Writer, st *runstats.RunStats) {
-	c := st.Config
-	secs := float64(st.DurationNs) / 1e9
-	fmt.Fprintf(w, "xdphash run %s: %d queues, %d workers, hash %s, steer %s, consumer %s, service %s, %s clock, %.3fs\n",
-		c.Source, len(st.Queues), len(st.Workers), c.Hash, c.Steer, c.Consumer, c.ServiceRate, c.Clock, secs)
-	rate := func(n uint64) string {
-		if secs <= 0 {
-			return "-"
-		}
-		return strconv.FormatFloat(float64(n)/secs/1e6, 'f', 3, 64)
-	}
-
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "queue\tframes\tbytes\tMpps\tkernel drops\tsteered to workers\t")
-	for _, q := range st.Queues {
-		steered := make([]string, len(q.Steered))
-		for i, n := range q.Steered {
-			steered[i] = strconv.FormatUint(n, 10)
-		}
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%d\t%s\t\n", q.Queue, q.Stats.Frames, q.Stats.Bytes, rate(q.Stats.Frames), q.Stats.KernelDrops(), strings.Join(steered, " "))
-	}
-	tw.Flush()
-
-	fmt.Fprintln(w)
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "worker\tcpu\ttaken\tserved\tMpps\tring full\tflow limit\tconsumer drops\tbacklog\t")
-	for _, wr := range st.Workers {
-		cpu := "-"
-		if wr.CPU >= 0 {
-			cpu = strconv.Itoa(wr.CPU)
-		}
-		var cdrops uint64
-		for _, n := range wr.Consumer.Drops {
-			cdrops += n
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t\n", wr.Worker, cpu, wr.Packets, wr.Consumer.Dequeued, rate(wr.Consumer.Dequeued),
-			wr.Drops[runstats.DropRingFull], wr.Drops[runstats.DropFlowLimit], cdrops, wr.Consumer.Backlog)
-	}
-	tw.Flush()
-
-	fmt.Fprintln(w)
-	writeShapeCounters(w, &st.Shapes)
-
-	a := st.Accounting
-	fmt.Fprintln(w)
-	dropped := a.Total()
-	reasons := slices.Sorted(maps.Keys(a.Dropped))
-	parts := make([]string, 0, len(reasons))
-	for _, r := range reasons {
-		if a.Dropped[r] > 0 {
-			parts = append(parts, fmt.Sprintf("%s %d", r, a.Dropped[r]))
-		}
-	}
-	balanced := "balanced"
-	if !a.Balanced {
-		balanced = "NOT BALANCED"
-	}
-	fmt.Fprintf(w, "received %d = processed %d + dropped %d (%s)\n", a.Received, a.Processed, dropped, balanced)
-	if len(parts) > 0 {
-		fmt.Fprintf(w, "drops: %s\n", strings.Join(parts, ", "))
-	}
-	var kd uint64
-	for _, n := range a.KernelDrops {
-		kd += n
-	}
-	if kd > 0 {
-		fmt.Fprintf(w, "kernel drops before the receive loops: %d\n", kd)
-	}
-}
-
-// writeShapeCounters prints the dissector counters of all receive loops.
-func writeShapeCounters(w io.Writer, c *dissect.Counters) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "shape\tfast\tdeclined\tslow\t")
-	for s := range dissect.NumShapes {
-		sc := c.Shape[s]
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t\n", s, sc.Fast, sc.Declined, sc.Slow)
-	}
-	fmt.Fprintf(tw, "other\t-\t-\t%d\t\n", c.Other)
-	tw.Flush()
-	if c.Flips > 0 {
-		fmt.Fprintf(w, "auto mode: %d gate flips\n", c.Flips)
-	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"log/slog"
 
 	"github.com/spf13/pflag"
@@ -79,31 +78,6 @@ func readDeviceRETA(iface string) ([]uint32, error) {
 		return nil, fmt.Errorf("--reta-table device: %s reports no indirection table", iface)
 	}
 	return c.Indirection, nil
-}
-
-// writeDeviceSummary prints the frames per hash source and the device-hash
-// check, when the run had either.
-func writeDeviceSummary(w io.Writer, st *runstats.RunStats) {
-	s := st.HashSources
-	if s.Device+s.None > 0 || st.Config.Hash == "auto" || st.Config.Hash == "device" {
-		fmt.Fprintf(w, "hash sources: device %d, kernel %d, toeplitz %d, none %d\n", s.Device, s.Kernel, s.Toeplitz, s.None)
-	}
-	if p := st.Config.XDPProgram; p != "" {
-		fmt.Fprintf(w, "xdp program: %s\n", p)
-	}
-	c := st.DeviceHash
-	if c == nil {
-		return
-	}
-	fmt.Fprintf(w, "device hash check (%s): %d frames, %d with a device hash, %d checked, %d conflicts\n",
-		c.Method, c.Frames, c.WithHash, c.Checked, c.Conflicts)
-	for _, x := range c.Samples {
-		fmt.Fprintf(w, "  conflict on queue %d: device hash %08x (%s), ours %08x, vlan tag %q, keys %s\n", x.Queue, x.DeviceHash, x.DeviceType, x.Hash, x.VLANTag, x.Keys)
-		if x.Other != nil {
-			fmt.Fprintf(w, "    earlier frame: device hash %08x (%s), ours %08x, vlan tag %q, keys %s\n", x.Other.DeviceHash, x.Other.DeviceType, x.Other.Hash, x.Other.VLANTag, x.Other.Keys)
-		}
-		fmt.Fprintf(w, "    frame %s\n", x.Frame)
-	}
 }
 
 // deviceHashVerdict is the run's exit status when the device-hash check found

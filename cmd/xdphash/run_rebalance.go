@@ -4,12 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"slices"
-	"strconv"
-	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -17,7 +13,6 @@ import (
 	"github.com/xdphash/xdphash/hash"
 	"github.com/xdphash/xdphash/pipeline"
 	"github.com/xdphash/xdphash/rebalance"
-	"github.com/xdphash/xdphash/report"
 	"github.com/xdphash/xdphash/runstats"
 )
 
@@ -109,80 +104,4 @@ func attachStatic(st, static *runstats.RunStats) {
 	if static != nil && st.Steering != nil {
 		st.Steering.Compare = &runstats.Comparison{Static: static}
 	}
-}
-
-// writeSteeringSummary prints what a RETA run's table did: the balance
-// against the bound, the rebalancing, the table that would have balanced
-// the run, and with --compare static both runs side by side.
-func writeSteeringSummary(w io.Writer, st *runstats.RunStats, iface string) {
-	sr := st.Steering
-	if sr == nil {
-		return
-	}
-	b := sr.Balance
-	fmt.Fprintf(w, "steering: RETA of %d buckets, worker max/mean %.3f, bound %.3f (%.1f%% above it)\n",
-		sr.RETASize, b.MaxMean, b.Bound, 100*(b.MaxMean/b.Bound-1))
-	if rr := sr.Rebalance; rr != nil {
-		fmt.Fprintf(w, "rebalance every %s: %d buckets moved in %d tables over %d loaded intervals (%.2f%% of the buckets per second), %d flows in flight moved\n",
-			time.Duration(rr.IntervalNs), rr.Moves, rr.Tables, len(rr.Intervals), movedShare(st), rr.FlowsMoved)
-	}
-	if t := report.HoldText(sr.Rebalance.GetHold()); t != "" {
-		fmt.Fprintf(w, "hold: %s\n", t)
-	}
-	ro := sr.Reorder
-	fmt.Fprintf(w, "reordered: %d of %d packets served (exact: %t)\n", ro.Reordered, ro.Served, ro.Exact)
-	fmt.Fprintf(w, "balanced table for the whole run: max/mean %.3f, %d buckets moved from the final table\n", b.BalancedMaxMean, b.BalancedMoves)
-	if iface == "" {
-		iface = "IF"
-	}
-	if line := report.EthtoolWeights(b.Table, len(st.Workers), iface); line != "" {
-		fmt.Fprintf(w, "  %s\n", line)
-	} else {
-		fmt.Fprintln(w, "  not expressible as an ethtool -X line (neither the round robin nor one contiguous run per worker); the run JSON lists it (steering.balance.balanced_table)")
-	}
-	if line, mm := report.WeightsLine(st, iface); line != "" {
-		fmt.Fprintf(w, "the best ethtool weights can do: %s (max/mean %.3f)\n", line, mm)
-	}
-	if sr.Compare == nil || sr.Compare.Static == nil {
-		return
-	}
-	static := sr.Compare.Static
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "run\tmax/mean\tdrops\tdrops per worker\tp50 µs\tp95 µs\tp99 µs\tbuckets moved/s\treordered\t")
-	for _, run := range []struct {
-		name string
-		st   *runstats.RunStats
-	}{{"static", static}, {"rebalanced", st}} {
-		var drops uint64
-		perWorker := make([]string, len(run.st.Workers))
-		var p [3]int64
-		for i, wr := range run.st.Workers {
-			var n uint64
-			for _, d := range wr.Drops {
-				n += d
-			}
-			for _, d := range wr.Consumer.Drops {
-				n += d
-			}
-			drops += n
-			perWorker[i] = strconv.FormatUint(n, 10)
-			for j, q := range []string{"p50", "p95", "p99"} {
-				p[j] = max(p[j], wr.Consumer.SojournNs[q])
-			}
-		}
-		fmt.Fprintf(tw, "%s\t%.3f\t%d\t%s\t%.1f\t%.1f\t%.1f\t%.2f%%\t%d\t\n", run.name, run.st.Steering.Balance.MaxMean, drops,
-			strings.Join(perWorker, " "), float64(p[0])/1e3, float64(p[1])/1e3, float64(p[2])/1e3, movedShare(run.st), run.st.Steering.Reorder.Reordered)
-	}
-	tw.Flush()
-	fmt.Fprintln(w, "(sojourn: the busiest worker's percentile)")
-}
-
-// movedShare is the share of the table's buckets moved per second of the
-// run, in percent.
-func movedShare(st *runstats.RunStats) float64 {
-	sr := st.Steering
-	if sr == nil || sr.Rebalance == nil || st.DurationNs <= 0 {
-		return 0
-	}
-	return 100 * float64(sr.Rebalance.Moves) / float64(sr.RETASize) / (float64(st.DurationNs) / 1e9)
 }

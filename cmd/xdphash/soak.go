@@ -18,6 +18,7 @@ import (
 	"github.com/xdphash/xdphash/pipeline"
 	"github.com/xdphash/xdphash/pktgen"
 	"github.com/xdphash/xdphash/queues"
+	"github.com/xdphash/xdphash/report"
 	"github.com/xdphash/xdphash/soak"
 )
 
@@ -138,9 +139,13 @@ func runSoak(cmd *cobra.Command, log *slog.Logger, o *soakOptions) error {
 		return err
 	}
 	w := cmd.OutOrStdout()
-	writeSoakSummary(w, res)
+	// The files are written even when the summary could not be.
+	sumErr := writeSoakSummary(w, res)
 	if err := res.WriteFiles(o.out); err != nil {
 		return err
+	}
+	if sumErr != nil {
+		return fmt.Errorf("write the soak summary: %w", sumErr)
 	}
 	abs, _ := filepath.Abs(o.out)
 	fmt.Fprintf(w, "\nreport: %s (also run.json, report.txt, checks.json there)\n", filepath.Join(abs, soak.FileReportHTML))
@@ -207,17 +212,22 @@ func soakProgress(w io.Writer, log *slog.Logger, d time.Duration) (func(soak.Pro
 
 // writeSoakSummary prints the generator, the pipeline's summary and each
 // check with PASS or FAIL.
-func writeSoakSummary(w io.Writer, r *soak.Result) {
+func writeSoakSummary(w io.Writer, r *soak.Result) error {
 	g := r.Generator
 	fmt.Fprintf(w, "generator: profile %s, mode %s, %d threads: %d frames in %.3fs, %.3f Mpps, %.3f Gbit/s\n",
 		g.Profile, g.Mode, len(g.Threads), g.Frames, g.Elapsed.Seconds(), g.PPS()/1e6, g.BitsPerSecond()/1e9)
 	fmt.Fprintln(w)
-	writeRunSummary(w, r.Stats)
+	if err := report.WriteSummary(w, r.Stats); err != nil {
+		return err
+	}
 	fmt.Fprintln(w)
 	for _, c := range r.Checks {
 		fmt.Fprintf(w, "%s  %s\n", c.Verdict(), c.Name)
 		for line := range strings.SplitSeq(c.Detail, "\n") {
-			fmt.Fprintf(w, "      %s\n", line)
+			if _, err := fmt.Fprintf(w, "      %s\n", line); err != nil {
+				return err
+			}
 		}
 	}
+	return nil
 }
