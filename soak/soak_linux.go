@@ -107,16 +107,23 @@ func Run(ctx context.Context, cfg Config) (_ *Result, err error) {
 	}
 
 	// The veth's receive work runs on the generator's CPUs, which it does
-	// not pin: the plan knows it shares the machine but places nothing.
-	plan := pipeline.PlanCPUs(pipeline.CPUInput{Loops: cfg.Queues, Workers: cfg.Workers, KernelFed: true})
-	log.Info("cpu plan", "plan", plan.String())
+	// not pin, and a veth has no IRQ of its own: the plan knows it shares
+	// the machine but places nothing.
 	// The device metadata program only where the device check needs it:
 	// the default generator's XDP live frames reach the host without an
 	// skb, so veth has no metadata for them, and the program costs the
 	// kernel's receive work, which here shares the generator's CPUs.
-	src, err := source.OpenAFXDP(source.AFXDPConfig{Iface: lab.Host, RxMode: plan.RxMode, NoMetadata: !cfg.CheckDevice})
+	opened, err := pipeline.OpenPlannedAFXDP(pipeline.AFXDPSourceConfig{
+		AFXDP:   source.AFXDPConfig{Iface: lab.Host, NoMetadata: !cfg.CheckDevice},
+		Workers: cfg.Workers,
+	})
 	if err != nil {
 		return nil, err
+	}
+	src, plan := opened.Source, opened.Plan
+	log.Info("cpu plan", "plan", plan.String())
+	if opened.PlacementErr != nil {
+		log.Warn("no CPU placement", "err", opened.PlacementErr)
 	}
 	defer func() {
 		if cerr := src.Close(); cerr != nil && err == nil {

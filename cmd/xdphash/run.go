@@ -431,36 +431,20 @@ func (o *runOptions) openSource(s *runSetup, log *slog.Logger) (source.Source, p
 	if err != nil {
 		return nil, pipeline.CPUPlan{}, fmt.Errorf("--queues: %w", err)
 	}
-	if qs == nil {
-		n, err := source.InterfaceQueues(o.iface)
-		if err != nil {
-			return nil, pipeline.CPUPlan{}, fmt.Errorf("open AF_XDP on %s: %w", o.iface, err)
-		}
-		for q := range n {
-			qs = append(qs, q)
-		}
-	}
-	in.Loops, in.KernelFed = len(qs), true
-	if in.Allowed, err = kernel.AllowedCPUs(); err != nil {
-		log.Warn("no CPU placement", "err", err)
-	}
-	if o.kernelCPUs.cpus != nil {
-		in.KernelCPUs = o.kernelCPUs.cpus
-	} else {
-		irqs, err := kernel.QueueIRQCPUs(o.iface, qs)
-		if err != nil {
-			log.Warn("no CPU placement", "err", err)
-		}
-		for _, cpus := range irqs {
-			in.KernelCPUs = append(in.KernelCPUs, cpus...)
-		}
-	}
-	plan := pipeline.PlanCPUs(in)
-	src, err := source.OpenAFXDP(source.AFXDPConfig{
-		Iface: o.iface, Queues: qs, Frames: o.frames, FrameSize: o.frameSize, RingSize: o.xdpRingSize, Batch: o.batch,
-		ZeroCopy: o.zeroCopy, Mode: o.xdpMode, RxMode: plan.RxMode, NoMetadata: !o.xdpMetadata,
+	a, err := pipeline.OpenPlannedAFXDP(pipeline.AFXDPSourceConfig{
+		AFXDP: source.AFXDPConfig{
+			Iface: o.iface, Queues: qs, Frames: o.frames, FrameSize: o.frameSize, RingSize: o.xdpRingSize, Batch: o.batch,
+			ZeroCopy: o.zeroCopy, Mode: o.xdpMode, RxMode: o.rxMode, NoMetadata: !o.xdpMetadata,
+		},
+		Workers: o.workers, WorkerCPUs: o.cpus.cpus, KernelCPUs: o.kernelCPUs.cpus,
 	})
-	return src, plan, err
+	if err != nil {
+		return nil, pipeline.CPUPlan{}, err
+	}
+	if a.PlacementErr != nil {
+		log.Warn("no CPU placement", "err", a.PlacementErr)
+	}
+	return a.Source, a.Plan, nil
 }
 
 // queueSpread says what put the frames on their receive queues.
