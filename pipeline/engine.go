@@ -10,7 +10,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/xdphash/xdphash/dissect"
 	"github.com/xdphash/xdphash/hash"
@@ -177,34 +176,16 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	if cfg.Source == nil {
 		return nil, fmt.Errorf("create engine: %w: no source", ErrConfig)
 	}
+	qs := cfg.Source.Queues()
+	cfg = cfg.WithDefaults()
+	if err := cfg.Check(len(qs)); err != nil {
+		return nil, fmt.Errorf("create engine: %w", err)
+	}
 	steer, err := hash.NewSteering(cfg.Steering)
 	if err != nil {
 		return nil, fmt.Errorf("create engine: %w", err)
 	}
 	nw := steer.Workers()
-	if cfg.RingSize <= 0 {
-		cfg.RingSize = DefaultRingSize
-	}
-	qs := cfg.Source.Queues()
-	switch {
-	case nw > MaxWorkers:
-		return nil, fmt.Errorf("create engine: %w: %d workers, want at most %d", ErrConfig, nw, MaxWorkers)
-	case len(qs) > MaxLoops:
-		return nil, fmt.Errorf("create engine: %w: %d receive queues, want at most %d", ErrConfig, len(qs), MaxLoops)
-	case cfg.RingSize > MaxRingSize:
-		return nil, fmt.Errorf("create engine: %w: ring size %d, want at most %d", ErrConfig, cfg.RingSize, MaxRingSize)
-	case cfg.Batch > MaxBatch:
-		return nil, fmt.Errorf("create engine: %w: batch %d, want at most %d", ErrConfig, cfg.Batch, MaxBatch)
-	case cfg.Window != 0 && cfg.Window < MinWindow:
-		return nil, fmt.Errorf("create engine: %w: window %s, want at least %s", ErrConfig, cfg.Window, MinWindow)
-	}
-	if mem := int64(len(qs)) * int64(nw) * int64(cfg.RingSize+1) * int64(unsafe.Sizeof(queues.Record{})); mem > MaxRingMemory {
-		return nil, fmt.Errorf("create engine: %w: %d queues × %d workers × %d records take %d MiB of rings, over %d MiB (hint: fewer workers or queues, or a smaller --ring-size)",
-			ErrConfig, len(qs), nw, cfg.RingSize+1, mem>>20, MaxRingMemory>>20)
-	}
-	if cfg.Consumer == "" {
-		cfg.Consumer = "fifo"
-	}
 	if cfg.NewConsumer == nil {
 		// A virtual worker takes records in chunks that real timing cuts;
 		// stamped with their arrivals, they make the same queues whatever
@@ -222,15 +203,6 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = source.WallClock()
-	}
-	if cfg.Tick <= 0 {
-		cfg.Tick = DefaultTick
-	}
-	if cfg.Window <= 0 {
-		cfg.Window = DefaultWindow
-	}
-	if cfg.Batch <= 0 {
-		cfg.Batch = DefaultBatch
 	}
 	if len(qs) == 0 {
 		return nil, fmt.Errorf("create engine: %w: the source has no receive queue", ErrConfig)

@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/xdphash/xdphash/dissect"
 	"github.com/xdphash/xdphash/hash"
 	"github.com/xdphash/xdphash/internal/kernel"
 	"github.com/xdphash/xdphash/internal/vethlab"
@@ -135,14 +134,9 @@ func Run(ctx context.Context, cfg Config) (_ *Result, err error) {
 		return nil, err
 	}
 	key := hash.RandomKey()
-	engine, err := pipeline.NewEngine(pipeline.EngineConfig{
-		Source:   src,
-		Steering: hash.SteerConfig{Workers: cfg.Workers, Key: key},
-		Flags:    dissect.DefaultFlags, Gates: dissect.AllGates,
-		RingSize: cfg.RingSize, Consumer: cfg.Consumer, Sampler: sampler, Plan: &plan,
-		QueueSpread:     "sender", // each generator thread sends on its own veth queue
-		CheckDeviceHash: cfg.CheckDevice,
-	})
+	ecfg := cfg.engineConfig()
+	ecfg.Source, ecfg.Sampler, ecfg.Plan, ecfg.Steering.Key = src, sampler, &plan, key
+	engine, err := pipeline.NewEngine(ecfg)
 	if err != nil {
 		return nil, err
 	}

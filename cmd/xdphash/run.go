@@ -246,18 +246,6 @@ func (o *runOptions) check(cmd *cobra.Command) error {
 		return errors.New("--hash-key is for --hash kernel")
 	case o.steer != "reta" && changed("reta-weights"):
 		return errors.New("--reta-weights is for --steer reta")
-	case o.workers < 1 || o.workers > pipeline.MaxWorkers:
-		return fmt.Errorf("--workers %d: want 1 to %d", o.workers, pipeline.MaxWorkers)
-	case o.virtualQueues < 1 || o.virtualQueues > pipeline.MaxLoops:
-		return fmt.Errorf("--virtual-queues %d: want 1 to %d", o.virtualQueues, pipeline.MaxLoops)
-	case o.ringSize < 1 || o.ringSize > pipeline.MaxRingSize:
-		return fmt.Errorf("--ring-size %d: want 1 to %d", o.ringSize, pipeline.MaxRingSize)
-	case o.batch < 1 || o.batch > pipeline.MaxBatch:
-		return fmt.Errorf("--batch %d: want 1 to %d", o.batch, pipeline.MaxBatch)
-	case o.flowLimit < 0 || o.flowLimit > queues.MaxFlowLimitTableLen:
-		return fmt.Errorf("--flow-limit %d: want a table length up to %d (the kernel's default is %d), or 0 for none", o.flowLimit, queues.MaxFlowLimitTableLen, queues.DefaultFlowLimitTableLen)
-	case o.window < pipeline.MinWindow:
-		return fmt.Errorf("--window %s: want at least %s", o.window, pipeline.MinWindow)
 	case o.duration < 0:
 		return fmt.Errorf("--duration %s: want 0 or more", o.duration)
 	case o.syntheticFlows < 0 || o.syntheticFlows > pktgen.MaxFlows:
@@ -275,7 +263,60 @@ func (o *runOptions) check(cmd *cobra.Command) error {
 		}
 		o.workers = len(o.cpus.cpus)
 	}
-	return nil
+	// The engine's limits, before anything is read or opened.
+	cfg := o.engineConfig(&runSetup{steer: hash.SteerConfig{Workers: o.workers, Hash: o.hash, Symmetry: o.symmetric}})
+	return o.flagError(cfg.Check(o.loops()))
+}
+
+// loops is the receive queues of a file or synthetic source, 0 for AF_XDP,
+// whose queues are counted when it opens.
+func (o *runOptions) loops() int {
+	if o.iface != "" {
+		return 0
+	}
+	return o.virtualQueues
+}
+
+// engineFlags names the flag of each EngineConfig field a LimitError can
+// name (pipeline.EngineConfig.Check).
+var engineFlags = map[string]string{
+	"Steering.Workers": "--workers", "loops": "--virtual-queues", "RingSize": "--ring-size", "Batch": "--batch",
+	"FlowLimit": "--flow-limit", "Window": "--window", "Steering.RETASize": "--reta-size",
+	"Rebalance.Interval": "--rebalance", "Rebalance.Threshold": "--rebalance-threshold", "Rebalance.Dwell": "--rebalance-dwell",
+}
+
+// flagError is err with a limit of the engine's told in terms of the flag
+// that set it: "--ring-size 0: want 1 to 1048576".
+func (o *runOptions) flagError(err error) error { return limitFlagError(err, engineFlags) }
+
+// limitFlagError is err, a pipeline.LimitError of a field flags names
+// turned into a message about that flag.
+func limitFlagError(err error, flags map[string]string) error {
+	if le, ok := errors.AsType[*pipeline.LimitError](err); ok {
+		if flag, ok := flags[le.Field]; ok {
+			return fmt.Errorf("%s %v: %s", flag, le.Value, le.Want)
+		}
+	}
+	return err
+}
+
+// engineConfig is the engine's configuration from the flags and s, without
+// what the source gives (the source itself, the CPU plan, the queue
+// spread) or the capture.
+func (o *runOptions) engineConfig(s *runSetup) pipeline.EngineConfig {
+	cfg := pipeline.EngineConfig{
+		Steering: s.steer,
+		Flags:    dissect.DefaultFlags, Gates: o.gates.gates, Auto: o.gates.auto,
+		RingSize: o.ringSize, FlowLimit: o.flowLimit,
+		Consumer: o.consumer, ConsumerConfig: o.consumerCfg, ServiceRate: s.rate,
+		Virtual: o.virtualClock, Window: o.window, Batch: o.batch,
+		CheckDeviceHash: o.device.checkHash, WithholdVLANTag: o.device.withholdTag,
+	}
+	if o.steer == "reta" {
+		cfg.Steering.Steer = hash.SteerRETA
+	}
+	o.rebalance.apply(&cfg)
+	return cfg
 }
 
 // consumerFlags are the flags each consumer takes; the others would be
@@ -490,6 +531,10 @@ func runRun(cmd *cobra.Command, log *slog.Logger, o *runOptions) (err error) {
 		}
 		defer out.Abort()
 	}
+	ecfg := o.engineConfig(s)
+	if err := ecfg.Check(o.loops()); err != nil {
+		return o.flagError(err)
+	}
 	rw, err := o.prepareWrite()
 	if err != nil {
 		return err
@@ -516,16 +561,8 @@ func runRun(cmd *cobra.Command, log *slog.Logger, o *runOptions) (err error) {
 	}
 	warnNoMetadata(log, o, src.Info())
 
-	ecfg := pipeline.EngineConfig{
-		Source: src, Steering: s.steer,
-		Flags: dissect.DefaultFlags, Gates: o.gates.gates, Auto: o.gates.auto,
-		RingSize: o.ringSize, FlowLimit: o.flowLimit,
-		Consumer: o.consumer, ConsumerConfig: o.consumerCfg, ServiceRate: s.rate,
-		Virtual: o.virtualClock, Window: o.window, Batch: o.batch, Plan: &plan,
-		QueueSpread:     o.queueSpread(len(src.Queues())),
-		CheckDeviceHash: o.device.checkHash, WithholdVLANTag: o.device.withholdTag, Capture: rw.engineCapture(),
-	}
-	o.rebalance.apply(&ecfg)
+	ecfg.Source, ecfg.Plan, ecfg.Capture = src, &plan, rw.engineCapture()
+	ecfg.QueueSpread = o.queueSpread(len(src.Queues()))
 	engine, err := pipeline.NewEngine(ecfg)
 	if err != nil {
 		return err
@@ -559,7 +596,7 @@ func runRun(cmd *cobra.Command, log *slog.Logger, o *runOptions) (err error) {
 	if stats == nil {
 		return runErr
 	}
-	attachStatic(stats, static)
+	pipeline.AttachStatic(stats, static)
 	w := cmd.OutOrStdout()
 	if err := errors.Join(report.WriteSummary(w, stats), report.WriteDeviceSummary(w, stats)); err != nil {
 		runErr = errors.Join(runErr, fmt.Errorf("write the run summary: %w", err))

@@ -5,13 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/xdphash/xdphash/hash"
 	"github.com/xdphash/xdphash/pipeline"
+	"github.com/xdphash/xdphash/pipeline/source"
 	"github.com/xdphash/xdphash/rebalance"
 	"github.com/xdphash/xdphash/runstats"
 )
@@ -27,7 +29,7 @@ type rebalanceOptions struct {
 }
 
 func (r *rebalanceOptions) addFlags(f *pflag.FlagSet) {
-	f.IntVar(&r.retaSize, "reta-size", hash.DefaultRETASize, "reta steering: indirection table entries (buckets): 128, 512 or 2048")
+	f.IntVar(&r.retaSize, "reta-size", hash.DefaultRETASize, "reta steering: indirection table entries (buckets): one of "+retaSizes())
 	f.DurationVar(&r.interval, "rebalance", 0, "reta steering: rewrite the table from each interval's per-bucket load (--rebalance alone: every 100ms)")
 	f.Lookup("rebalance").NoOptDefVal = pipeline.DefaultRebalanceInterval.String()
 	f.Float64Var(&r.threshold, "rebalance-threshold", rebalance.DefaultThreshold, "rebalance: max/mean worker load above which buckets move")
@@ -36,21 +38,25 @@ func (r *rebalanceOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&r.compare, "compare", "", "with --rebalance on the virtual clock: replay the traffic with the static table too (static)")
 }
 
-// check refuses the flags it would ignore or could not honour.
+// retaSizes is "128, 512, 2048": the sizes the engine takes.
+func retaSizes() string {
+	s := make([]string, len(pipeline.RETASizes))
+	for i, n := range pipeline.RETASizes {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ", ")
+}
+
+// check refuses the flags it would ignore; the engine's limits on their
+// values are pipeline.EngineConfig.Check's.
 func (r *rebalanceOptions) check(o *runOptions, changed func(string) bool) error {
 	switch {
 	case o.steer != "reta" && (changed("reta-size") || changed("rebalance") || changed("compare")):
 		return errors.New("--reta-size, --rebalance and --compare are for --steer reta")
-	case !slices.Contains(pipeline.RETASizes, r.retaSize):
-		return fmt.Errorf("--reta-size %d: want one of 128, 512, 2048", r.retaSize)
-	case changed("rebalance") && r.interval < pipeline.MinRebalanceInterval:
+	case changed("rebalance") && r.interval == 0: // 0 is the engine's static table
 		return fmt.Errorf("--rebalance %s: want an interval of at least %s", r.interval, pipeline.MinRebalanceInterval)
 	case r.interval == 0 && (changed("rebalance-threshold") || changed("rebalance-dwell") || changed("rebalance-hold") || changed("compare")):
 		return errors.New("--rebalance-threshold, --rebalance-dwell, --rebalance-hold and --compare are for --rebalance")
-	case !(r.threshold >= 1 && r.threshold <= rebalance.MaxThreshold):
-		return fmt.Errorf("--rebalance-threshold %g: want a max/mean from 1 to %d", r.threshold, rebalance.MaxThreshold)
-	case r.dwell < 0 || r.dwell > rebalance.MaxDwell:
-		return fmt.Errorf("--rebalance-dwell %d: want 0 to %d intervals", r.dwell, rebalance.MaxDwell)
 	case r.compare != "" && r.compare != "static":
 		return fmt.Errorf("--compare %q: want static", r.compare)
 	case r.compare != "" && !o.virtualClock:
@@ -74,34 +80,12 @@ func (r *rebalanceOptions) apply(cfg *pipeline.EngineConfig) {
 
 // runStatic is --compare static: the run of cfg with its table kept static,
 // on a source of its own opened like the main run's.
-func (o *runOptions) runStatic(ctx context.Context, s *runSetup, cfg pipeline.EngineConfig, log *slog.Logger) (st *runstats.RunStats, err error) {
+func (o *runOptions) runStatic(ctx context.Context, s *runSetup, cfg pipeline.EngineConfig, log *slog.Logger) (*runstats.RunStats, error) {
 	if o.rebalance.compare == "" {
 		return nil, nil
 	}
-	src, _, err := o.openSource(s, log)
-	if err != nil {
-		return nil, fmt.Errorf("compare static: %w", err)
-	}
-	defer func() {
-		if cerr := src.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("compare static: close %s: %w", src.Info().Name, cerr)
-		}
-	}()
-	cfg.Source, cfg.Rebalance = src, pipeline.RebalanceConfig{}
-	e, err := pipeline.NewEngine(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("compare static: %w", err)
-	}
-	st, err = e.Run(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("compare static: %w", err)
-	}
-	return st, nil
-}
-
-// attachStatic adds the static run to the rebalanced run's report.
-func attachStatic(st, static *runstats.RunStats) {
-	if static != nil && st.Steering != nil {
-		st.Steering.Compare = &runstats.Comparison{Static: static}
-	}
+	return pipeline.RunStatic(ctx, cfg, func() (source.Source, error) {
+		src, _, err := o.openSource(s, log)
+		return src, err
+	})
 }

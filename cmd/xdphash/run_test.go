@@ -121,7 +121,7 @@ func TestRunUsageErrors(t *testing.T) {
 		{"reta weights with rps", []string{"--synthetic", "datacenter", "--reta-weights", "1,1"}, "--reta-weights is for --steer reta"},
 		{"hash key with toeplitz", []string{"--synthetic", "datacenter", "--hash", "toeplitz", "--hash-key", kunitKey}, "--hash-key is for --hash kernel"},
 		{"cpus and workers", []string{"--synthetic", "datacenter", "--cpus", "0", "--workers", "2"}, "one CPU per worker"},
-		{"bad hash", []string{"--synthetic", "datacenter", "--hash", "crc"}, "--hash: want auto|kernel|toeplitz|device"},
+		{"bad hash", []string{"--synthetic", "datacenter", "--hash", "crc"}, `--hash: parse hash kind "crc": unknown name, want auto, kernel, toeplitz or device`},
 		{"bad cpus", []string{"--synthetic", "datacenter", "--cpus", "x"}, "--cpus: want CPU numbers"},
 		// Sizes that would ask for more memory than any machine has.
 		{"workers 100000", []string{"--synthetic", "datacenter", "--workers", "100000"}, "--workers 100000: want 1 to 1024"},
@@ -131,6 +131,13 @@ func TestRunUsageErrors(t *testing.T) {
 		{"batch 0", []string{"--synthetic", "datacenter", "--batch", "0"}, "--batch 0: want 1 to"},
 		{"batch -1", []string{"--synthetic", "datacenter", "--batch", "-1"}, "--batch -1: want 1 to"},
 		{"window 1us", []string{"--synthetic", "datacenter", "--window", "1us"}, "--window 1µs: want at least 1ms"},
+		{"ring size 0", []string{"--synthetic", "datacenter", "--ring-size", "0"}, "--ring-size 0: want 1 to 1048576"},
+		{"reta size 256", []string{"--synthetic", "datacenter", "--steer", "reta", "--reta-size", "256"}, "--reta-size 256: want one of 128, 512, 2048"},
+		{"rebalance 10us", []string{"--synthetic", "datacenter", "--steer", "reta", "--rebalance=10us"}, "--rebalance 10µs: want an interval of at least 1ms"},
+		{"rebalance threshold 0.9", []string{"--synthetic", "datacenter", "--steer", "reta", "--rebalance", "--rebalance-threshold", "0.9"}, "--rebalance-threshold 0.9: want a max/mean from 1 to 65536"},
+		{"rebalance dwell -1", []string{"--synthetic", "datacenter", "--steer", "reta", "--rebalance", "--rebalance-dwell", "-1"}, "--rebalance-dwell -1: want 0 to 1073741824 intervals"},
+		{"rings over 4 GiB", []string{"--synthetic", "datacenter", "--workers", "1024", "--virtual-queues", "8", "--ring-size", "1000000"}, "MiB of rings, over 4096 MiB"},
+		{"bad symmetric", []string{"--synthetic", "datacenter", "--symmetric", "or-xor"}, `--symmetric: parse symmetry "or-xor": unknown name, want none, xor or sort`},
 		// Values that used to be taken silently as something else.
 		{"synthetic flows -1", []string{"--synthetic", "datacenter", "--synthetic-flows", "-1"}, "--synthetic-flows -1: want 1 to"},
 		{"flow limit 1e12", []string{"--synthetic", "datacenter", "--flow-limit", "1000000000000"}, "--flow-limit 1000000000000: want a table length up to 65536"},

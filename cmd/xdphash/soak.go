@@ -105,7 +105,8 @@ the namespace, CAP_NET_ADMIN and CAP_BPF for the rest).`,
 // UMEM and a generator thread.
 const maxSoakQueues = 64
 
-// check refuses values the soak would otherwise replace or choke on.
+// check refuses values the soak would otherwise replace or choke on; the
+// engine's limits are the engine's (soak.Config.CheckEngine).
 func (o *soakOptions) check() error {
 	c := &o.cfg
 	switch {
@@ -113,15 +114,14 @@ func (o *soakOptions) check() error {
 		return fmt.Errorf("--duration %s: want a positive duration: the generator never runs unbounded", c.Duration)
 	case c.Queues < 1 || c.Queues > maxSoakQueues:
 		return fmt.Errorf("--queues %d: want 1 to %d", c.Queues, maxSoakQueues)
-	case c.Workers < 1 || c.Workers > pipeline.MaxWorkers:
-		return fmt.Errorf("--workers %d: want 1 to %d", c.Workers, pipeline.MaxWorkers)
-	case c.RingSize < 1 || c.RingSize > pipeline.MaxRingSize:
-		return fmt.Errorf("--ring-size %d: want 1 to %d", c.RingSize, pipeline.MaxRingSize)
 	case c.Threads < 0 || c.Threads > maxSoakQueues:
 		return fmt.Errorf("--threads %d: want 1 to %d, or 0 for one per queue", c.Threads, maxSoakQueues)
 	}
-	return nil
+	return limitFlagError(c.CheckEngine(), soakEngineFlags)
 }
+
+// soakEngineFlags names the flag of each engine setting a soak flag sets.
+var soakEngineFlags = map[string]string{"Steering.Workers": "--workers", "RingSize": "--ring-size", "loops": "--queues"}
 
 func runSoak(cmd *cobra.Command, log *slog.Logger, o *soakOptions) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
