@@ -29,6 +29,9 @@
 // built with [RETAFrom] and published through a [LiveRETA], which receive
 // loops read with one atomic load per batch.
 //
+// [ParseKind] and [ParseSymmetry] read the names that [Kind.String] and
+// [Symmetry.String] give (and the short symmetry names of [SymmetryNames]).
+//
 // Everything called per packet (hashing, CPU and queue look-ups) allocates
 // nothing and reports failure as a value.
 package hash

@@ -23,5 +23,12 @@
 // processors: AF_XDP's receive mode, how idle workers wait, whether receive
 // loops step the workers themselves (as a CPU's softirq processes its own
 // RPS backlog) and where the goroutines run, away from the CPUs that run the
-// queues' kernel receive work.
+// queues' kernel receive work. [OpenPlannedAFXDP] makes the plan of a run on
+// an AF_XDP source from the queues' IRQ CPUs and opens the source in the
+// receive mode the plan chose.
+//
+// [EngineConfig.Check] is the one place of the engine's limits; a caller
+// runs it before it opens a source, and NewEngine runs it again. A limit is
+// reported as a [LimitError] that names the field, for a caller to put in
+// its own words (the CLI names the flag).
 package pipeline

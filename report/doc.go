@@ -2,7 +2,8 @@
 // ([runstats.RunStats]) into fairness measures ([Compute], [Measures]) and
 // renders them: a terminal table ([WriteText]), one self-contained HTML page
 // of charts drawn with gonum/plot as inline SVG ([WriteHTML]), or JSON
-// ([WriteJSON]).
+// ([WriteJSON]). [WriteSummary] writes the tables `xdphash run` and `xdphash
+// soak` print at the end of a run, [WriteShapes] the dissector's counters.
 //
 // A report answers three questions about how fairly a hash spread the
 // traffic: across receive queues (a NIC's RSS), across workers (RPS), and
