@@ -66,7 +66,7 @@ func (c EngineConfig) WithDefaults() EngineConfig {
 // so that an explicit 0 from a user is not silently replaced; NewEngine
 // fills the defaults before it checks. Limits are reported as a
 // *LimitError; every error is an ErrConfig or one of package hash's errors.
-func (c *EngineConfig) Check(loops int) error {
+func (c EngineConfig) Check(loops int) error {
 	limit := func(field string, value any, format string, args ...any) error {
 		return fmt.Errorf("check engine configuration: %w", &LimitError{Field: field, Value: value, Want: fmt.Sprintf(format, args...)})
 	}

@@ -25,7 +25,4 @@ func (cfg Config) engineConfig() pipeline.EngineConfig {
 // Workers, "RingSize", "loops" for Queues), before anything is made. It
 // checks cfg as it stands, where Run first gives zero fields their
 // defaults.
-func (cfg Config) CheckEngine() error {
-	ec := cfg.engineConfig()
-	return ec.Check(cfg.Queues)
-}
+func (cfg Config) CheckEngine() error { return cfg.engineConfig().Check(cfg.Queues) }
