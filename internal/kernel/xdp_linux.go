@@ -166,8 +166,14 @@ func (r *XSKRedirect) Attach(ifindex int, mode XDPMode) error {
 		// mode, where its kfuncs read a context that is not the driver's.
 		return fmt.Errorf("attach XDP program to %s in %v mode: the metadata program is bound to %s in native mode", ifname(ifindex), mode, ifname(r.bound))
 	}
-	if err := HaveXDPLinks(); err != nil || forceNetlinkAttach {
+	// Only a kernel without XDP links attaches through netlink: a probe that
+	// could not tell (no privilege to load its program) is no reason to
+	// attach what a killed process would leave behind.
+	switch err := HaveXDPLinks(); {
+	case errors.Is(err, ErrNotSupported) || err == nil && forceNetlinkAttach:
 		return r.attachNetlink(ifindex, mode)
+	case err != nil:
+		return fmt.Errorf("attach XDP program to %s: %w", ifname(ifindex), err)
 	}
 	l, err := link.AttachXDP(link.XDPOptions{Program: r.prog, Interface: ifindex, Flags: link.XDPAttachFlags(mode)})
 	if err != nil {
