@@ -242,7 +242,7 @@ func metadataProgram(xsksFD int, calls []asm.Instruction) asm.Instructions {
 func newMetadataProgram(xsks *ebpf.Map, ifindex int) (*ebpf.Program, error) {
 	calls, err := metadataKfuncCalls()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("load XDP metadata program for %s: %w", ifname(ifindex), err)
 	}
 	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{
 		Name:         "xdphash_xskmeta",

@@ -98,12 +98,6 @@ func NewTest(name, version string, probe func() error) *Test {
 	return t
 }
 
-// Name is the feature's name.
-func (t *Test) Name() string { return t.name }
-
-// MinimumVersion is the first Linux version with the feature.
-func (t *Test) MinimumVersion() Version { return t.version }
-
 // Result runs the probe unless an earlier call concluded, and keeps the
 // answer only when it is conclusive: nil, or an *UnsupportedFeatureError. An
 // inconclusive probe's error comes back wrapped ("detect XDP live frames:
