@@ -110,7 +110,7 @@ func benchAFXDPPipeline(b *testing.B, queues int, rx source.RxMode) {
 		b.Fatal(err)
 	}
 	if len(cpus) < queues {
-		b.Skipf("%d queues need a generator thread on each of %d CPUs; this process may use %v", queues, queues, cpus)
+		xdptest.Unavailable(b, "%d queues need a generator thread on each of %d CPUs; this process may use %v", queues, queues, cpus)
 	}
 	stop := startGenerator(b, lab, cpus[:queues])
 	defer stop()

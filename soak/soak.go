@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/xdphash/xdphash/internal/kernel"
 	"github.com/xdphash/xdphash/pktgen"
 	"github.com/xdphash/xdphash/runstats"
 )
@@ -13,8 +14,11 @@ import (
 var (
 	// ErrConfig reports a Config that cannot run.
 	ErrConfig = errors.New("invalid soak configuration")
-	// ErrNotSupported reports a platform without AF_XDP and veth (not Linux).
-	ErrNotSupported = errors.New("soak needs Linux")
+	// ErrNotSupported reports a platform without AF_XDP and veth (not Linux),
+	// or a kernel or device without a feature the soak needs. It is
+	// internal/kernel's ErrNotSupported, the one identity for a missing
+	// feature, so that errors.Is holds for whichever package said it.
+	ErrNotSupported = kernel.ErrNotSupported
 )
 
 // Defaults of Config.

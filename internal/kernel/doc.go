@@ -12,6 +12,17 @@
 // key, indirection table and hash fields through ethtool (rss*.go); and CPU
 // affinity (affinity_linux.go).
 //
+// # Kernel features
+//
+// What the kernel may lack is probed the way cilium/ebpf probes it, with
+// package feature (internal/kernel/feature): LiveFramesSupported,
+// HaveXDPLinks and HaveXDPMetadataKfuncs keep only a conclusive answer (nil,
+// or a *feature.UnsupportedFeatureError that names the first Linux version
+// with the feature and is ErrNotSupported); a probe that a missing privilege
+// stopped answers ErrNotPermitted and runs again on the next call. Tests
+// pass those errors to internal/xdptest.SkipIfNotSupported, which skips on
+// an older kernel and fails on one that should have the feature.
+//
 // # Hash oracle
 //
 // HashOracle returns the running kernel's skb_get_hash of an Ethernet frame by

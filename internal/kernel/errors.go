@@ -1,6 +1,10 @@
 package kernel
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/xdphash/xdphash/internal/kernel/feature"
+)
 
 // Errors returned by this package. They are wrapped with the step that failed;
 // test for them with errors.Is.
@@ -11,8 +15,12 @@ var (
 
 	// ErrNotSupported means the running kernel lacks a feature this package needs
 	// (BPF_PROG_TEST_RUN for SCHED_CLS programs, or the bpf_get_hash_recalc helper),
-	// or the platform is not Linux.
-	ErrNotSupported = errors.New("not supported")
+	// a driver lacks one (native XDP, RSS, AF_XDP zero-copy), or the platform is
+	// not Linux. It is feature.ErrNotSupported, the one identity of the project;
+	// the probes' errors (LiveFramesSupported, HaveXDPLinks,
+	// HaveXDPMetadataKfuncs) are a *feature.UnsupportedFeatureError, which names
+	// the first Linux version with the feature.
+	ErrNotSupported = feature.ErrNotSupported
 
 	// ErrFrameRefused means BPF_PROG_TEST_RUN refused a frame with EINVAL before
 	// running the program; see the package documentation for the frames it refuses.

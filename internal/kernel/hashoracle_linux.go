@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
@@ -13,9 +12,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// removeMemlock lifts RLIMIT_MEMLOCK once per process; kernels before 5.11
-// charge BPF programs against it, later ones against the memory cgroup.
-var removeMemlock = sync.OnceValue(rlimit.RemoveMemlock)
+// removeMemlock lifts RLIMIT_MEMLOCK where the kernel charges BPF objects
+// against it (before 5.11; later ones charge the memory cgroup, and
+// rlimit.RemoveMemlock does nothing there). It is not cached: lifting the
+// limit needs CAP_SYS_RESOURCE, and a thread without it that tried first is
+// not the last word for the process.
+func removeMemlock() error { return rlimit.RemoveMemlock() }
 
 // HashOracle asks the running kernel for its skb_get_hash of a frame. It holds
 // a SCHED_CLS program whose whole body is "return bpf_get_hash_recalc(skb)"

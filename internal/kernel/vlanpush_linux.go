@@ -8,6 +8,8 @@ import (
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/link"
 	"golang.org/x/sys/unix"
+
+	"github.com/xdphash/xdphash/internal/kernel/feature"
 )
 
 // VLANPush is a TCX egress program on one interface that gives every other
@@ -53,7 +55,8 @@ const tcxNext = -1
 // AttachVLANPush loads the program, tagging with TPID tpid (0x8100 or
 // 0x88a8) and TCI tci (priority, DEI and VLAN ID, as in the frame), and
 // attaches it to the egress of interface ifindex in the calling thread's
-// network namespace. Close detaches it.
+// network namespace. Close detaches it. A kernel without TCX (Linux 6.6)
+// gives a *feature.UnsupportedFeatureError.
 func AttachVLANPush(ifindex int, tpid, tci uint16) (_ *VLANPush, err error) {
 	if tpid != unix.ETH_P_8021Q && tpid != unix.ETH_P_8021AD {
 		// The helper silently turns any other TPID into 0x8100.
@@ -90,7 +93,7 @@ func AttachVLANPush(ifindex int, tpid, tci uint16) (_ *VLANPush, err error) {
 	case err == nil:
 		return v, nil
 	case errors.Is(err, ebpf.ErrNotSupported):
-		return nil, fmt.Errorf("attach VLAN push program to %s: %w: needs TCX (Linux 6.6): %w", ifname(ifindex), ErrNotSupported, err)
+		return nil, fmt.Errorf("attach VLAN push program to %s: %w", ifname(ifindex), &feature.UnsupportedFeatureError{Name: "TCX egress programs", MinimumVersion: feature.Version{6, 6, 0}, Cause: err})
 	case errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES):
 		return nil, fmt.Errorf("attach VLAN push program to %s: %w: needs CAP_NET_ADMIN; run as root: %w", ifname(ifindex), ErrNotPermitted, err)
 	default:

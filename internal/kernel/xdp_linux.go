@@ -4,13 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sync"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/link"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
+
+	"github.com/xdphash/xdphash/internal/kernel/feature"
 )
 
 // XDPMode is where in the receive path an XDP program runs.
@@ -165,8 +166,14 @@ func (r *XSKRedirect) Attach(ifindex int, mode XDPMode) error {
 		// mode, where its kfuncs read a context that is not the driver's.
 		return fmt.Errorf("attach XDP program to %s in %v mode: the metadata program is bound to %s in native mode", ifname(ifindex), mode, ifname(r.bound))
 	}
-	if err := HaveXDPLinks(); err != nil || forceNetlinkAttach {
+	// Only a kernel without XDP links attaches through netlink: a probe that
+	// could not tell (no privilege to load its program) is no reason to
+	// attach what a killed process would leave behind.
+	switch err := HaveXDPLinks(); {
+	case errors.Is(err, ErrNotSupported) || err == nil && forceNetlinkAttach:
 		return r.attachNetlink(ifindex, mode)
+	case err != nil:
+		return fmt.Errorf("attach XDP program to %s: %w", ifname(ifindex), err)
 	}
 	l, err := link.AttachXDP(link.XDPOptions{Program: r.prog, Interface: ifindex, Flags: link.XDPAttachFlags(mode)})
 	if err != nil {
@@ -281,15 +288,21 @@ func (r *XSKRedirect) detachNetlink() error {
 	return nil
 }
 
+// xdpLinks is the probe of XDP through BPF links.
+var xdpLinks = feature.NewTest("XDP links", "5.9", probeXDPLinks)
+
 // HaveXDPLinks reports whether the kernel attaches XDP programs through BPF
-// links (BPF_LINK_CREATE with BPF_XDP, Linux 5.9): nil if it does, an error
-// wrapping ErrNotSupported if it does not. The answer is cached.
-//
-// The probe asks for an XDP link on lo in offload mode, which lo cannot do: a
-// kernel with XDP links refuses with EOPNOTSUPP (no offload driver) after it
-// accepted the attach type, an older one with EINVAL (unknown attach type).
-// Nothing is ever attached.
-var HaveXDPLinks = sync.OnceValue(func() error {
+// links (BPF_LINK_CREATE with BPF_XDP, Linux 5.9): nil if it does, a
+// *feature.UnsupportedFeatureError (ErrNotSupported) if it does not. Only
+// those answers are cached; a probe that could not tell (no privilege to
+// load its program) runs again on the next call.
+func HaveXDPLinks() error { return xdpLinks.Result() }
+
+// probeXDPLinks asks for an XDP link on lo in offload mode, which lo cannot
+// do: a kernel with XDP links refuses with EOPNOTSUPP (no offload driver)
+// after it accepted the attach type, an older one with EINVAL (unknown attach
+// type). Nothing is ever attached.
+func probeXDPLinks() error {
 	_ = removeMemlock()
 	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{
 		Name:         "xdphash_probe",
@@ -297,7 +310,7 @@ var HaveXDPLinks = sync.OnceValue(func() error {
 		Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, xdpPass), asm.Return()},
 	})
 	if err != nil {
-		return fmt.Errorf("probe XDP links: %w", err)
+		return probeLoadError("load XDP links probe", err)
 	}
 	defer prog.Close()
 	l, err := link.AttachRawLink(link.RawLinkOptions{Program: prog, Attach: ebpf.AttachXDP, Target: loopbackIfindex, Flags: unix.XDP_FLAGS_HW_MODE})
@@ -308,11 +321,13 @@ var HaveXDPLinks = sync.OnceValue(func() error {
 	case errors.Is(err, unix.EOPNOTSUPP):
 		return nil
 	case errors.Is(err, unix.EINVAL), errors.Is(err, ebpf.ErrNotSupported):
-		return fmt.Errorf("XDP links: %w: needs Linux 5.9", ErrNotSupported)
+		return feature.Missing("BPF_LINK_CREATE refused BPF_XDP: %w", err)
+	case errors.Is(err, os.ErrPermission):
+		return fmt.Errorf("create XDP link probe: %w: %s: %w", ErrNotPermitted, permissionHint(), err)
 	default:
-		return fmt.Errorf("probe XDP links: %w", err)
+		return fmt.Errorf("create XDP link probe: %w", err)
 	}
-})
+}
 
 // AttachedXDP tells which XDP program interface ifindex runs and in which
 // mode, as `ip link` shows it: mode 0 when there is none, or when it runs in

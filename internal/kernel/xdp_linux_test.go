@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
+	"github.com/xdphash/xdphash/internal/kernel/feature"
 	"github.com/xdphash/xdphash/internal/vethlab"
 	"github.com/xdphash/xdphash/internal/xdptest"
 )
@@ -29,15 +32,34 @@ func attached(tb testing.TB, ifindex int) XDPMode {
 func TestHaveXDPLinks(t *testing.T) {
 	xdptest.RequireRoot(t)
 	err := HaveXDPLinks()
-	var major, minor int
-	if _, serr := fmt.Sscanf(Release(), "%d.%d", &major, &minor); serr != nil {
-		t.Fatalf("parse release %q: %v", Release(), serr)
-	}
-	if want := major > 5 || major == 5 && minor >= 9; (err == nil) != want {
-		t.Errorf("HaveXDPLinks() = %v on %s, want supported = %v", err, Release(), want)
-	}
 	if attached(t, loopbackIfindex) != 0 {
 		t.Error("the probe left an XDP program on lo")
+	}
+	xdptest.SkipIfNotSupported(t, err)
+}
+
+// TestXSKRedirectAttachProbeRefused checks that Attach attaches nothing when
+// the XDP links probe could not tell (here, a refusal that the test puts in
+// its place): only a kernel without XDP links falls back to netlink, whose
+// program a killed process leaves attached.
+func TestXSKRedirectAttachProbeRefused(t *testing.T) {
+	lab := newLab(t, 1)
+	saved := xdpLinks
+	defer func() { xdpLinks = saved }()
+	xdpLinks = feature.NewTest("XDP links", "5.9", func() error {
+		return fmt.Errorf("load XDP links probe: %w: missing CAP_BPF: %w", ErrNotPermitted, unix.EPERM)
+	})
+	r, err := LoadXSKRedirect(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	err = r.Attach(lab.HostIndex, XDPGeneric)
+	if !errors.Is(err, ErrNotPermitted) || errors.Is(err, ErrNotSupported) {
+		t.Errorf("Attach = %v, want ErrNotPermitted from the probe", err)
+	}
+	if got := attached(t, lab.HostIndex); got != 0 {
+		t.Errorf("a program is attached in %v mode after the probe could not tell", got)
 	}
 }
 

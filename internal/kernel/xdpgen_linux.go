@@ -15,6 +15,8 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 	"golang.org/x/sys/unix"
+
+	"github.com/xdphash/xdphash/internal/kernel/feature"
 )
 
 // XDPGen sends a FrameTable with BPF_PROG_RUN in live-frames mode
@@ -101,14 +103,18 @@ const (
 // returns for program types it cannot run.
 const enotsupp = unix.Errno(524)
 
-// liveFramesSupported probes BPF_F_TEST_XDP_LIVE_FRAMES once per process.
-var liveFramesSupported = sync.OnceValue(probeLiveFrames)
+// liveFrames is the probe of BPF_F_TEST_XDP_LIVE_FRAMES.
+var liveFrames = feature.NewTest("XDP live frames", "5.18", probeLiveFrames)
 
 // LiveFramesSupported reports whether the kernel runs XDP programs on live
-// frames (BPF_F_TEST_XDP_LIVE_FRAMES, Linux 5.18). The error wraps
-// ErrNotSupported or ErrNotPermitted.
-func LiveFramesSupported() error { return liveFramesSupported() }
+// frames (BPF_F_TEST_XDP_LIVE_FRAMES, Linux 5.18): nil if it does, a
+// *feature.UnsupportedFeatureError (ErrNotSupported) if it does not. Only
+// those answers are cached: without the privilege to load the probe the error
+// wraps ErrNotPermitted, and the next call probes again.
+func LiveFramesSupported() error { return liveFrames.Result() }
 
+// probeLiveFrames runs a program that drops one frame with the live-frames
+// flag.
 func probeLiveFrames() error {
 	_ = removeMemlock()
 	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{
@@ -117,7 +123,7 @@ func probeLiveFrames() error {
 		Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, xdpDrop), asm.Return()},
 	})
 	if err != nil {
-		return genLoadError("load live-frames probe", err)
+		return probeLoadError("load live-frames probe", err)
 	}
 	defer prog.Close()
 	// Without a context the run uses the loopback device's first queue; the
@@ -136,11 +142,25 @@ func probeLiveFrames() error {
 	case 0:
 		return nil
 	case unix.EINVAL, unix.EOPNOTSUPP, enotsupp:
-		return fmt.Errorf("probe live frames: %w: BPF_F_TEST_XDP_LIVE_FRAMES needs Linux 5.18: %w", ErrNotSupported, errno)
+		return feature.Missing("BPF_PROG_RUN refused BPF_F_TEST_XDP_LIVE_FRAMES: %w", errno)
 	case unix.EPERM, unix.EACCES:
-		return fmt.Errorf("probe live frames: %w: %s: %w", ErrNotPermitted, permissionHint(), errno)
+		return fmt.Errorf("run live-frames probe: %w: %s: %w", ErrNotPermitted, permissionHint(), errno)
 	default:
-		return fmt.Errorf("probe live frames: %w", errno)
+		return fmt.Errorf("run live-frames probe: %w", errno)
+	}
+}
+
+// probeLoadError is a probe's answer after its program failed to load: a
+// kernel without the program type is conclusive (feature.Missing), a
+// refusal for lack of privilege wraps ErrNotPermitted and is not.
+func probeLoadError(what string, err error) error {
+	switch {
+	case errors.Is(err, os.ErrPermission):
+		return fmt.Errorf("%s: %w: %s: %w", what, ErrNotPermitted, permissionHint(), err)
+	case errors.Is(err, ebpf.ErrNotSupported):
+		return feature.Missing("%s: %w", what, err)
+	default:
+		return fmt.Errorf("%s: %w", what, err)
 	}
 }
 

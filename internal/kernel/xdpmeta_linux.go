@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"sync"
+	"os"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
@@ -12,6 +12,8 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netlink/nl"
 	"golang.org/x/sys/unix"
+
+	"github.com/xdphash/xdphash/internal/kernel/feature"
 )
 
 // XDPMetadataFeatures is the set of XDP RX metadata kfuncs a driver
@@ -116,16 +118,21 @@ var metadataKfuncs = []struct {
 	{"bpf_xdp_metadata_rx_vlan_tag", 3},  // (ctx, __be16 *tpid, u16 *tci), 6.8
 }
 
-// HaveXDPMetadataKfuncs reports whether the kernel has the three XDP RX
-// metadata kfuncs the metadata program calls (Linux 6.8: the VLAN one is the
-// youngest), looked up in the kernel's BTF: nil if it has, an error wrapping
-// ErrNotSupported if not. The answer is cached. Whether a driver implements
-// them is XDPMetadataFeaturesOf's question; a device-bound program cannot be
-// loaded to probe without a device that has native XDP.
-var HaveXDPMetadataKfuncs = sync.OnceValue(func() error {
+// metadataKfuncsTest is the probe of the XDP RX metadata kfuncs.
+var metadataKfuncsTest = feature.NewTest("XDP RX metadata kfuncs", "6.8", func() error {
 	_, err := metadataKfuncCalls()
 	return err
 })
+
+// HaveXDPMetadataKfuncs reports whether the kernel has the three XDP RX
+// metadata kfuncs the metadata program calls (Linux 6.8: the VLAN one is the
+// youngest; the hash and timestamp ones came in 6.3), looked up in the
+// kernel's BTF: nil if it has, a *feature.UnsupportedFeatureError
+// (ErrNotSupported) if not. Only those answers are cached: a BTF that could
+// not be read for another reason than its absence is probed again. Whether a
+// driver implements them is XDPMetadataFeaturesOf's question; a device-bound
+// program cannot be loaded to probe without a device that has native XDP.
+func HaveXDPMetadataKfuncs() error { return metadataKfuncsTest.Result() }
 
 // metadataKfuncCalls returns a call instruction for each of metadataKfuncs,
 // in order. The kernel's BTF names each kfunc by type ID; a call with
@@ -133,18 +140,21 @@ var HaveXDPMetadataKfuncs = sync.OnceValue(func() error {
 // that ID as its immediate.
 func metadataKfuncCalls() ([]asm.Instruction, error) {
 	spec, err := btf.LoadKernelSpec()
-	if err != nil {
-		return nil, fmt.Errorf("XDP metadata kfuncs: %w: read the kernel's BTF (CONFIG_DEBUG_INFO_BTF): %w", ErrNotSupported, err)
+	switch {
+	case errors.Is(err, btf.ErrNotSupported) || errors.Is(err, os.ErrNotExist):
+		return nil, feature.Missing("no kernel BTF (CONFIG_DEBUG_INFO_BTF): %w", err)
+	case err != nil:
+		return nil, fmt.Errorf("XDP metadata kfuncs: read the kernel's BTF: %w", err)
 	}
 	calls := make([]asm.Instruction, len(metadataKfuncs))
 	for i, k := range metadataKfuncs {
 		var fn *btf.Func
 		if err := spec.TypeByName(k.name, &fn); err != nil {
-			return nil, fmt.Errorf("XDP metadata kfuncs: %w: %s is not in the kernel's BTF (needs Linux 6.8): %w", ErrNotSupported, k.name, err)
+			return nil, feature.Missing("%s is not in the kernel's BTF: %w", k.name, err)
 		}
 		proto, ok := fn.Type.(*btf.FuncProto)
 		if !ok || len(proto.Params) != k.args {
-			return nil, fmt.Errorf("XDP metadata kfuncs: %w: %s in the kernel's BTF does not take %d arguments", ErrNotSupported, k.name, k.args)
+			return nil, feature.Missing("%s in the kernel's BTF does not take %d arguments", k.name, k.args)
 		}
 		id, err := spec.TypeID(fn)
 		if err != nil {
@@ -232,7 +242,7 @@ func metadataProgram(xsksFD int, calls []asm.Instruction) asm.Instructions {
 func newMetadataProgram(xsks *ebpf.Map, ifindex int) (*ebpf.Program, error) {
 	calls, err := metadataKfuncCalls()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("load XDP metadata program for %s: %w", ifname(ifindex), err)
 	}
 	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{
 		Name:         "xdphash_xskmeta",

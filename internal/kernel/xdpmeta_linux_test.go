@@ -144,9 +144,7 @@ func TestXDPMetadataFeaturesOf(t *testing.T) {
 
 func TestLoadXSKMetadataRedirectChoice(t *testing.T) {
 	lab := newLab(t, 1)
-	if err := HaveXDPMetadataKfuncs(); err != nil {
-		t.Fatalf("Linux %s: %v", Release(), err)
-	}
+	xdptest.SkipIfNotSupported(t, HaveXDPMetadataKfuncs())
 	t.Run("native on veth", func(t *testing.T) {
 		r, err := LoadXSKMetadataRedirect(lab.HostIndex, 1, XDPNative)
 		if err != nil {
@@ -217,6 +215,7 @@ type metaLab struct {
 func newMetaLab(tb testing.TB) *metaLab {
 	tb.Helper()
 	lab := newLab(tb, 1)
+	xdptest.SkipIfNotSupported(tb, HaveXDPMetadataKfuncs())
 	r, err := LoadXSKMetadataRedirect(lab.HostIndex, 1, XDPNative)
 	if err != nil {
 		tb.Fatal(err)
@@ -357,9 +356,7 @@ func TestXDPMetadataVLAN(t *testing.T) {
 				push, err = AttachVLANPush(l.PeerIndex, tpid, tci)
 				return err
 			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			xdptest.SkipIfNotSupported(t, err)
 			defer push.Close()
 			frames := metaFrames(l.HostMAC)
 			var raw [][]byte
@@ -412,9 +409,8 @@ func withTag(frame []byte, tpid, tci uint16) []byte {
 // share it): the test pins that, so that a kernel that changes it is
 // noticed.
 func TestXDPMetadataSenders(t *testing.T) {
-	if err := LiveFramesSupported(); err != nil {
-		t.Fatal(err)
-	}
+	xdptest.RequireRoot(t)
+	xdptest.SkipIfNotSupported(t, LiveFramesSupported())
 	l := newMetaLab(t)
 	if err := PrepareReceiver(l.Host); err != nil {
 		t.Fatal(err)

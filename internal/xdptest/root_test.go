@@ -5,7 +5,8 @@ import (
 	"testing"
 )
 
-// fakeTB records what Unavailable does instead of ending the test.
+// fakeTB records whether a helper skipped or failed the test instead of
+// ending it.
 type fakeTB struct {
 	testing.TB
 	skipped, failed bool
@@ -14,6 +15,7 @@ type fakeTB struct {
 func (f *fakeTB) Helper()               {}
 func (f *fakeTB) Skip(...any)           { f.skipped = true }
 func (f *fakeTB) Fatalf(string, ...any) { f.failed = true }
+func (f *fakeTB) Fatal(...any)          { f.failed = true }
 
 func TestRequireRoot(t *testing.T) {
 	for _, ci := range []string{"", "true"} {
