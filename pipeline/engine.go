@@ -349,7 +349,8 @@ func (e *Engine) Stats() *runstats.RunStats {
 		}
 	}
 	for _, r := range e.recv {
-		qs := r.src.Stats()
+		// The conversion stops compiling when the two types drift apart.
+		qs := runstats.QueueStats(r.src.Stats())
 		qs.Frames, qs.Bytes = r.pub.frames.Load(), r.pub.bytes.Load()
 		qr := runstats.QueueReport{Queue: r.queue, Stats: qs, Steered: make([]uint64, nw)}
 		for w := range nw {
