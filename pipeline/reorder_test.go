@@ -14,11 +14,11 @@ import (
 // flow of another bucket served on B meanwhile is never reordered.
 func TestReorderMoveCountsK(t *testing.T) {
 	const (
-		size         = 4
-		h     uint32 = 0x1235 // bucket 1
-		other uint32 = 0x2222 // bucket 2, never moved
-		old, newer   = 5, 6
-		a, b         = 0, 1 // workers
+		size              = 4
+		h          uint32 = 0x1235 // bucket 1
+		other      uint32 = 0x2222 // bucket 2, never moved
+		old, newer        = 5, 6
+		a, b              = 0, 1 // workers
 	)
 	recs := func(hash uint32, n int) []queues.Record {
 		r := make([]queues.Record, n)
