@@ -157,7 +157,7 @@ type Engine struct {
 	plan    CPUPlan
 	steer   *hash.Steering
 	reta    *retaState    // nil unless SteerRETA
-	ro      *reorderState // nil unless SteerRETA
+	reorder *reorderState // nil unless SteerRETA
 	clock   source.Clock
 	recv    []*receiver
 	workers []*worker
@@ -437,10 +437,10 @@ func (e *Engine) report(end int64) *runstats.RunStats {
 func (e *Engine) windows(duration int64) ([]runstats.WindowReport, int64) {
 	win := int64(e.cfg.Window)
 	for _, r := range e.recv {
-		win = max(win, r.win.length)
+		win = max(win, r.win.length())
 	}
 	for _, w := range e.workers {
-		win = max(win, w.win.length)
+		win = max(win, w.win.length())
 	}
 	n := int((duration + win - 1) / win)
 	for _, r := range e.recv {

@@ -324,17 +324,17 @@ func (s *reorderState) report() (runstats.ReorderReport, uint64) {
 // finished hands the worker's served records and its consumer's drops to
 // the reordering count.
 func (w *worker) finished(served []queues.Record, now int64) {
-	if w.ro == nil {
+	if w.reorder == nil {
 		return
 	}
-	w.ro.finish(w.index, served, w.drops.Recs, now)
+	w.reorder.finish(w.index, served, w.drops.Recs, now)
 	w.drops.Recs = w.drops.Recs[:0]
 }
 
 // logDrops gives the worker's consumer its drop log when the run counts
 // reordering.
 func (w *worker) logDrops() {
-	if w.ro == nil {
+	if w.reorder == nil {
 		return
 	}
 	if dl, ok := w.cons.(queues.DropLogger); ok {

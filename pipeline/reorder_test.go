@@ -77,9 +77,9 @@ func TestReorderMoveCountsK(t *testing.T) {
 				t.Errorf("last dropped %v, k=%d: %d flows moved, want 1 (h in flight at the move)", lastDropped, k, flows)
 			}
 			for w := range 2 {
-				for bk := range size {
-					if n := s.inflight[w*size+bk]; n != 0 {
-						t.Errorf("last dropped %v, k=%d: worker %d bucket %d has %d in flight after every packet finished", lastDropped, k, w, bk, n)
+				for bucket := range size {
+					if n := s.inflight[w*size+bucket]; n != 0 {
+						t.Errorf("last dropped %v, k=%d: worker %d bucket %d has %d in flight after every packet finished", lastDropped, k, w, bucket, n)
 					}
 				}
 			}
