@@ -8,9 +8,7 @@ import (
 
 // SchemaVersion is the version of the run statistics JSON (RunStats). Bump it
 // when a field changes meaning or disappears; adding fields keeps it.
-// Version 2 spells every drop reason as a DropReason ("stage/reason") in
-// every map that counts drops. Version 3 adds Steering (per-bucket load,
-// rebalancing, reordering; docs/report-schema.md).
+// docs/report-schema.md says what each version changed.
 const SchemaVersion = 3
 
 // RunStats is what one run of the pipeline measured: written by `xdphash run
