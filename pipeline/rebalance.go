@@ -49,7 +49,8 @@ func addLoads(a, b []bucketLoad) []bucketLoad {
 	return a
 }
 
-// Locks of a SteerRETA run, always taken in this order, never the other way:
+// The locks of a SteerRETA run, in their order: a goroutine that holds one
+// takes only locks further down the list, never one above it.
 //
 //  1. worker.mu: held by whoever steps a worker (its goroutine, or a
 //     receive loop helping it with TryLock), while the worker's consumer
