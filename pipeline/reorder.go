@@ -28,7 +28,8 @@ import (
 //
 // Receive loops report a batch's records when they commit them, workers
 // what their consumers served and (through queues.DropLog) dropped, each
-// under mu, once per batch or consumer call.
+// under mu, once per batch or consumer call (the lock order is written in
+// rebalance.go).
 type reorderState struct {
 	mu       sync.Mutex
 	size     int

@@ -74,7 +74,8 @@ type worker struct {
 
 	// mu is held by whoever steps the worker, its own goroutine or a
 	// receive loop helping it: it guards what a step changes (the consumer,
-	// the token bucket, the clock, the counters and the windows).
+	// the token bucket, the clock, the counters and the windows). The
+	// lock order is written in rebalance.go.
 	mu sync.Mutex
 	// stepsByLoops counts the records receive loops took for this worker.
 	stepsByLoops uint64
