@@ -161,9 +161,9 @@ func (h Kernel) hashSorted(keys *dissect.FlowKeys, sw swaps, n int) uint32 {
 // array or of the caller's keys alike, is the fastest form measured
 // (BenchmarkSipHashForms): its amd64 assembly is marked noescape, so a local
 // array stays on the stack, whereas the hash.Hash64 form allocates a digest per
-// call and takes twice as long. SipHash is nearly all of Hash's cost, close to
-// the latency of its 18 (IPv4 region) and 24 (IPv6) dependent SipRounds
-// (docs/instructions.md has the counts).
+// call and is slower. SipHash is nearly all of Hash's cost, close to the
+// latency of its 18 (IPv4 region) and 24 (IPv6) dependent SipRounds
+// (docs/instructions.md has the counts and times).
 func (h Kernel) sum64(p []byte) uint64 { return siphash.Hash(h.k0, h.k1, p) }
 
 // fold truncates a SipHash value to the 32-bit flow hash. The kernel reserves

@@ -174,8 +174,8 @@ func value(fams map[string]*dto.MetricFamily, name, key, v string) float64 {
 // templates over 2 queues, 2 workers, fifo at "max", wall clock) while
 // scrapers goroutines scrape /metrics as fast as they can: what a storm of
 // scrapers takes from the run. server=bounded is Serve; server=unbounded
-// answers every scrape at once with a snapshot of its own, as Serve did
-// before it bounded them. Mpps is the frames received per second of the run;
+// answers every scrape at once with a snapshot of its own, the server that
+// Serve's bound is measured against. Mpps is the frames received per second of the run;
 // scrapes/s the scrapes answered (200 or 503). The scrapers run on the same
 // processors: part of the loss is theirs, whatever the server does.
 func BenchmarkPipelineUnderScrapes(b *testing.B) {

@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -142,10 +141,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(jain, fairness.Jain(qBytes), "queues")
 	gauge(jain, fairness.Jain(wBytes), "workers")
 	for key, n := range st.Accounting.Dropped {
-		stage, reason, ok := strings.Cut(string(key), "/")
-		if !ok {
-			stage, reason = "other", string(key)
-		}
+		stage, reason := key.Split()
 		counter(drops, n, stage, reason)
 	}
 	for reason, n := range st.Accounting.KernelDrops {

@@ -15,7 +15,6 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/xdphash/xdphash/dissect"
-	"github.com/xdphash/xdphash/pipeline/source"
 	"github.com/xdphash/xdphash/runstats"
 )
 
@@ -24,8 +23,8 @@ func sampleStats() *runstats.RunStats {
 	st := &runstats.RunStats{
 		SchemaVersion: runstats.SchemaVersion,
 		Queues: []runstats.QueueReport{
-			{Queue: 0, Stats: source.QueueStats{Frames: 30, Bytes: 3000}},
-			{Queue: 1, Stats: source.QueueStats{Frames: 10, Bytes: 1000}},
+			{Queue: 0, Stats: runstats.QueueStats{Frames: 30, Bytes: 3000}},
+			{Queue: 1, Stats: runstats.QueueStats{Frames: 10, Bytes: 1000}},
 		},
 		Workers: []runstats.WorkerReport{
 			{Worker: 0, Packets: 20, Bytes: 2000, Consumer: runstats.ConsumerReport{

@@ -156,7 +156,7 @@ type Engine struct {
 	plan    CPUPlan
 	steer   *hash.Steering
 	reta    *retaState    // nil unless SteerRETA
-	ro      *reorderState // nil unless SteerRETA
+	reorder *reorderState // nil unless SteerRETA
 	clock   source.Clock
 	recv    []*receiver
 	workers []*worker
@@ -321,7 +321,8 @@ func (e *Engine) Stats() *runstats.RunStats {
 		}
 	}
 	for _, r := range e.recv {
-		qs := r.src.Stats()
+		// The conversion stops compiling when the two types drift apart.
+		qs := runstats.QueueStats(r.src.Stats())
 		qs.Frames, qs.Bytes = r.pub.frames.Load(), r.pub.bytes.Load()
 		qr := runstats.QueueReport{Queue: r.queue, Stats: qs, Steered: make([]uint64, nw)}
 		for w := range nw {
@@ -408,10 +409,10 @@ func (e *Engine) report(end int64) *runstats.RunStats {
 func (e *Engine) windows(duration int64) ([]runstats.WindowReport, int64) {
 	win := int64(e.cfg.Window)
 	for _, r := range e.recv {
-		win = max(win, r.win.length)
+		win = max(win, r.win.length())
 	}
 	for _, w := range e.workers {
-		win = max(win, w.win.length)
+		win = max(win, w.win.length())
 	}
 	n := int((duration + win - 1) / win)
 	for _, r := range e.recv {

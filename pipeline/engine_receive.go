@@ -19,15 +19,15 @@ import (
 // frame once, in place, and writes the Record straight into a slot of the ring
 // to the worker the hash selects. Nothing downstream parses the frame again.
 type receiver struct {
-	e     *Engine
-	index int // position among the receive loops: the ring index in each worker
-	src   source.QueueSource
-	queue int
-	d     *dissect.Dissector
-	steer *hash.Steering
-	fl    *queues.FlowLimit // nil without a flow limit
-	bk    *recvBuckets      // nil unless SteerRETA
-	ro    *reorderState     // nil unless SteerRETA
+	e       *Engine
+	index   int // position among the receive loops: the ring index in each worker
+	src     source.QueueSource
+	queue   int
+	d       *dissect.Dissector
+	steer   *hash.Steering
+	fl      *queues.FlowLimit // nil without a flow limit
+	buckets *recvBuckets      // nil unless SteerRETA
+	reorder *reorderState     // nil unless SteerRETA
 	// maxBacklog is netdev_max_backlog: the flow limit's reference.
 	maxBacklog int
 	// help steps a worker whose ring holds this many records (CPUPlan).
@@ -116,8 +116,8 @@ func newReceiver(e *Engine, index int, src source.QueueSource) *receiver {
 		r.fl = queues.NewFlowLimit(cfg.FlowLimit)
 	}
 	if e.reta != nil {
-		r.bk = newRecvBuckets(e.reta)
-		r.ro = e.ro
+		r.buckets = newRecvBuckets(e.reta)
+		r.reorder = e.reorder
 	}
 	r.pub.drops = make([]struct{ full, limited atomic.Uint64 }, len(e.workers))
 	r.pub.steered = make([]atomic.Uint64, len(e.workers))
@@ -153,9 +153,9 @@ func (r *receiver) run() error {
 func (r *receiver) finish() {
 	r.win.push(r.snap())
 	r.publish()
-	if r.bk != nil {
-		r.bk.finish()
-		r.ro.loopEnded(r.index)
+	if r.buckets != nil {
+		r.buckets.finish()
+		r.reorder.loopEnded(r.index)
 	}
 	r.mark.Store(doneClock)
 	r.e.running.Add(-1)
@@ -180,9 +180,9 @@ func (r *receiver) process(b *source.Batch) {
 		now = r.e.clock() - r.base
 		r.closeWindows(now)
 	}
-	if r.bk != nil {
-		r.ro.batch(r.index, true)
-		r.bk.batch(now)
+	if r.buckets != nil {
+		r.reorder.batch(r.index, true)
+		r.buckets.batch(now)
 	}
 	for i, frame := range b.Frames {
 		arrival := now
@@ -191,8 +191,8 @@ func (r *receiver) process(b *source.Batch) {
 			// the latest arrival.
 			arrival = max(b.Arrival[i], r.last)
 			r.closeWindows(arrival)
-			if r.bk != nil && arrival >= r.bk.next {
-				r.bk.cross(arrival)
+			if r.buckets != nil && arrival >= r.buckets.nextEnd {
+				r.buckets.cross(arrival)
 			}
 		}
 		if !r.virtual && i < len(b.Meta) && b.Meta[i].HasTimestamp() {
@@ -221,8 +221,8 @@ func (r *receiver) process(b *source.Batch) {
 		}
 		r.dev.sources[hsrc]++
 		var w int
-		if r.bk != nil {
-			w = r.bk.steer(r.steer, h, r.queue, wireLen)
+		if r.buckets != nil {
+			w = r.buckets.steer(r.steer, h, r.queue, wireLen)
 		} else {
 			w = r.steer.Worker(h, r.queue)
 		}
@@ -253,8 +253,8 @@ func (r *receiver) process(b *source.Batch) {
 		rec.Len, rec.Arrival, rec.Queue = uint32(wireLen), arrival, uint16(r.queue)
 	}
 	behind := r.commit()
-	if r.ro != nil {
-		r.ro.batch(r.index, false)
+	if r.reorder != nil {
+		r.reorder.batch(r.index, false)
 	}
 	r.publish()
 	if helped := r.help(); behind && !helped {
@@ -302,8 +302,8 @@ func (r *receiver) help() (helped bool) {
 // commit publishes the batch's records to every worker and wakes the workers
 // that sleep. It returns whether a ring is now more than half full.
 func (r *receiver) commit() (behind bool) {
-	if r.ro != nil {
-		r.ro.arrive(r.index, r.bk.gen, r.out)
+	if r.reorder != nil {
+		r.reorder.arrive(r.index, r.buckets.gen, r.out)
 	}
 	for w := range r.out {
 		o := &r.out[w]

@@ -701,12 +701,12 @@ func TestWindowLog(t *testing.T) {
 	for v := range MaxWindows {
 		l.closeUntil(int64(v+1)*10, v+1) // window v ends with the counter at v+1
 	}
-	if len(l.snaps) != MaxWindows || l.length != 10 {
-		t.Fatalf("%d windows of %d before the merge", len(l.snaps), l.length)
+	if len(l.snaps.entries) != MaxWindows || l.length() != 10 {
+		t.Fatalf("%d windows of %d before the merge", len(l.snaps.entries), l.length())
 	}
 	l.push(MaxWindows + 1)
-	if len(l.snaps) != MaxWindows/2+1 || l.length != 20 {
-		t.Fatalf("%d windows of %d after the merge, want %d of 20", len(l.snaps), l.length, MaxWindows/2+1)
+	if len(l.snaps.entries) != MaxWindows/2+1 || l.length() != 20 {
+		t.Fatalf("%d windows of %d after the merge, want %d of 20", len(l.snaps.entries), l.length(), MaxWindows/2+1)
 	}
 	// Window k of 20 ends where window 2k+1 of 10 did.
 	for k, want := range map[int]int{-1: 0, 0: 2, 1: 4, MaxWindows/2 - 1: MaxWindows, MaxWindows / 2: MaxWindows + 1, MaxWindows: MaxWindows + 1} {

@@ -45,7 +45,7 @@ func newHoldState(limit int) *holdState { return &holdState{limit: limit} }
 
 // holding reports whether the worker has records held or buckets to hold.
 func (w *worker) holding() bool {
-	return w.hold != nil && (len(w.hold.recs) > 0 || w.ro.holding[w.index].Load() > 0)
+	return w.hold != nil && (len(w.hold.recs) > 0 || w.reorder.holding[w.index].Load() > 0)
 }
 
 // enqueue hands chunk to the consumer, holding back the records of the
@@ -59,7 +59,7 @@ func (w *worker) enqueue(chunk []queues.Record) {
 		w.cons.Enqueue(chunk, w.now)
 		return
 	}
-	s, me := w.ro, int32(w.index+1)
+	s, me := w.reorder, int32(w.index+1)
 	start := 0
 	for i := range chunk {
 		h := chunk[i].Hash
@@ -94,7 +94,7 @@ func (w *worker) enqueue(chunk []queues.Record) {
 // holdCheck lets go of the held buckets whose old worker has drained them
 // before t, and hands their records to the consumer.
 func (w *worker) holdCheck(t int64) {
-	s := w.ro
+	s := w.reorder
 	w.finished(nil, w.now)
 	if w.virtual {
 		w.setClock(t)
@@ -124,7 +124,7 @@ func (w *worker) release(all bool, t int64) {
 	if len(w.hold.recs) == 0 {
 		return
 	}
-	s, me := w.ro, int32(w.index+1)
+	s, me := w.reorder, int32(w.index+1)
 	keep, out := w.hold.recs[:0], w.hold.out[:0]
 	for _, r := range w.hold.recs {
 		if !all && s.holdTo[r.Hash&s.mask].Load() == me {
@@ -252,10 +252,10 @@ func (s *reorderState) endHold(i int) {
 
 // holdReport sums the workers' holds; every goroutine has ended.
 func (e *Engine) holdReport() *runstats.HoldReport {
-	if !e.cfg.Rebalance.Hold || e.ro == nil {
+	if !e.cfg.Rebalance.Hold || e.reorder == nil {
 		return nil
 	}
-	r := runstats.HoldReport{Buckets: e.ro.holdsStarted}
+	r := runstats.HoldReport{Buckets: e.reorder.holdsStarted}
 	for _, w := range e.workers {
 		hs := w.hold.stats
 		r.Held += hs.Held

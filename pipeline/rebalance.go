@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,38 +40,74 @@ var RETASizes = []int{128, 512, 2048}
 // bucketLoad is what went through one bucket.
 type bucketLoad struct{ packets, bytes uint64 }
 
+// addLoads adds b's loads to a's, bucket by bucket, and returns a.
+func addLoads(a, b []bucketLoad) []bucketLoad {
+	for i := range a {
+		a[i].packets += b[i].packets
+		a[i].bytes += b[i].bytes
+	}
+	return a
+}
+
+// The locks of a SteerRETA run, in their order: a goroutine that holds one
+// takes only locks further down the list, never one above it.
+//
+//  1. worker.mu: held by whoever steps a worker (its goroutine, or a
+//     receive loop helping it with TryLock), while the worker's consumer
+//     serves and its hold decides (hold.go);
+//  2. retaState.mu: held by a receive loop handing over a window's or an
+//     interval's counts, and by the loop that ends an interval while it
+//     rebalances (never while holding a worker.mu: a loop hands over
+//     counts between the batch's steps, not inside one);
+//  3. reorderState.mu: the reordering count and the hold's state, taken
+//     by receive loops at each commit, by workers for what their consumers
+//     finished, and under retaState.mu when a new table moves buckets, so
+//     that the count sees the move before any packet steered by the new
+//     table is committed or served.
+//
+// Each holder of reorderState.mu takes no other lock. A virtual worker
+// that waits for an old worker's clock (holdCheck) holds its own worker.mu
+// and no other lock while it waits; hold.go says why the wait ends.
+// Engine.Stats takes each worker.mu alone, and the leaf locks (a receive
+// loop's shapesMu, the device-hash samplesMu) are taken last and alone.
+
 // retaState is a SteerRETA run's table and its per-bucket load: the receive
 // loops steer by the table in live, count per bucket in arrays of their own,
 // and hand each window's and interval's counts here, under mu, once per
 // window and interval; the last loop to end an interval rebalances.
 type retaState struct {
-	live    *hash.LiveRETA
-	initial []uint16
-	size    int
-	window  int64
-	iv      int64 // the rebalancing interval, 0 when static
+	live     *hash.LiveRETA
+	initial  []uint16
+	size     int
+	window   int64
+	interval int64 // the rebalancing interval, 0 when static
 
 	mu sync.Mutex
-	// The bucket log: rows of size loads, each of rowLen ns from 0.
-	rowLen int64
-	rows   []bucketLoad
-	// The rebalancer and the interval it is collecting.
-	reb      *rebalance.Rebalancer
-	cfg      RebalanceConfig
-	cur      int64 // the interval being collected
-	acc      []uint64
-	reported int // loops that ended cur
-	active   int // loops still running
-	zero     []uint64
-	report   runstats.RebalanceReport
-	// ro counts reordering (nil until the engine sets it): every table
-	// that moves a bucket is handed to it, before and after, as a new
-	// generation.
-	ro     *reorderState
-	gen    atomic.Uint64
-	before []uint16
-	after  []uint16
-	err    error
+	// bucketLog holds, per window, the load of each bucket (entries of
+	// size loads), windows of bucketLog.span from 0.
+	bucketLog halvingLog[[]bucketLoad]
+	// The rebalancer and the interval it is collecting: the packets per
+	// bucket so far, and how many loops have ended it.
+	rebalancer   *rebalance.Rebalancer
+	cfg          RebalanceConfig
+	collecting   int64 // the index of the interval being collected
+	intervalLoad []uint64
+	reported     int // loops that ended the interval being collected
+	active       int // loops still running
+	noLoad       []uint64
+	report       runstats.RebalanceReport
+	intervals    halvingLog[runstats.IntervalReport] // the report's Intervals
+	// reorder counts reordering (nil until the engine sets it): every
+	// table that moves a bucket is handed to it, before and after, as a
+	// new generation.
+	reorder *reorderState
+	// generation numbers the tables that moved a bucket; the receive loops
+	// read it before the table (recvBuckets.load).
+	generation atomic.Uint64
+	// tableBefore and tableAfter are scratch for the table's entries
+	// around a rebalancing.
+	tableBefore, tableAfter []uint16
+	err                     error
 }
 
 func newRETAState(cfg *EngineConfig, loops int) (*retaState, error) {
@@ -91,8 +128,9 @@ func newRETAState(cfg *EngineConfig, loops int) (*retaState, error) {
 		return nil, err
 	}
 	st := &retaState{
-		live: hash.NewLiveRETA(t), size: size, window: int64(cfg.Window), rowLen: int64(cfg.Window),
-		active: loops, cfg: cfg.Rebalance,
+		live: hash.NewLiveRETA(t), size: size, window: int64(cfg.Window),
+		bucketLog: newHalvingLog(min(MaxWindows, runstats.MaxBucketCells/size), int64(cfg.Window), addLoads),
+		active:    loops, cfg: cfg.Rebalance,
 	}
 	st.initial = t.AppendEntries(nil)
 	if cfg.Rebalance.Interval == 0 {
@@ -101,49 +139,44 @@ func newRETAState(cfg *EngineConfig, loops int) (*retaState, error) {
 	if cfg.Rebalance.Interval < MinRebalanceInterval {
 		return nil, fmt.Errorf("%w: rebalancing interval %s, want at least %s", ErrConfig, cfg.Rebalance.Interval, MinRebalanceInterval)
 	}
-	if st.reb, err = rebalance.New(rebalance.Config{Size: size, Workers: sc.Workers, Threshold: cfg.Rebalance.Threshold, Dwell: cfg.Rebalance.Dwell}); err != nil {
+	if st.rebalancer, err = rebalance.New(rebalance.Config{Size: size, Workers: sc.Workers, Threshold: cfg.Rebalance.Threshold, Dwell: cfg.Rebalance.Dwell}); err != nil {
 		return nil, err
 	}
-	st.iv = int64(cfg.Rebalance.Interval)
-	st.acc, st.zero = make([]uint64, size), make([]uint64, size)
-	st.before, st.after = make([]uint16, 0, size), make([]uint16, 0, size)
-	rc := st.reb.Config()
-	st.report = runstats.RebalanceReport{IntervalNs: st.iv, Threshold: rc.Threshold, Dwell: rc.Dwell}
+	st.interval = int64(cfg.Rebalance.Interval)
+	st.intervalLoad, st.noLoad = make([]uint64, size), make([]uint64, size)
+	st.tableBefore, st.tableAfter = make([]uint16, 0, size), make([]uint16, 0, size)
+	rc := st.rebalancer.Config()
+	st.report = runstats.RebalanceReport{IntervalNs: st.interval, Threshold: rc.Threshold, Dwell: rc.Dwell}
+	st.intervals = newHalvingLog(runstats.MaxIntervals, 0, mergeIntervals)
 	return st, nil
 }
 
+// mergeIntervals is the report of intervals a and b together: the sums of
+// their counts, the larger of each ratio.
+func mergeIntervals(a, b runstats.IntervalReport) runstats.IntervalReport {
+	return runstats.IntervalReport{
+		StartNs: a.StartNs, Packets: a.Packets + b.Packets,
+		Before: max(a.Before, b.Before), After: max(a.After, b.After), Bound: max(a.Bound, b.Bound),
+		Moves: a.Moves + b.Moves, MovedPackets: a.MovedPackets + b.MovedPackets, Pinned: a.Pinned + b.Pinned,
+	}
+}
+
 // addWindow adds one loop's counts of the window [start, start+window) to
-// the bucket log. Rows are merged in pairs when the log would hold more than
-// MaxWindows rows or MaxBucketCells cells.
+// the bucket log. Windows are merged in pairs when the log would hold more
+// than MaxWindows windows or MaxBucketCells cells.
 func (st *retaState) addWindow(start int64, d []bucketLoad) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	maxRows := min(MaxWindows, runstats.MaxBucketCells/st.size)
-	row := int(start / st.rowLen)
-	for row >= maxRows {
-		n := len(st.rows) / st.size
-		for i := range n / 2 {
-			dst, a, b := st.rows[i*st.size:][:st.size], st.rows[2*i*st.size:][:st.size], st.rows[(2*i+1)*st.size:][:st.size]
-			for j := range dst {
-				dst[j] = bucketLoad{a[j].packets + b[j].packets, a[j].bytes + b[j].bytes}
-			}
-		}
-		if n%2 == 1 {
-			copy(st.rows[n/2*st.size:], st.rows[(n-1)*st.size:n*st.size])
-			n++
-		}
-		st.rows = st.rows[:n/2*st.size]
-		st.rowLen *= 2
-		row = int(start / st.rowLen)
+	l := &st.bucketLog
+	row := int(start / l.span)
+	for row >= l.limit {
+		l.halve()
+		row = int(start / l.span)
 	}
-	for len(st.rows) < (row+1)*st.size {
-		st.rows = append(st.rows, make([]bucketLoad, st.size)...)
+	for len(l.entries) <= row {
+		l.push(make([]bucketLoad, st.size))
 	}
-	r := st.rows[row*st.size:][:st.size]
-	for b, l := range d {
-		r[b].packets += l.packets
-		r[b].bytes += l.bytes
-	}
+	addLoads(l.entries[row], d)
 }
 
 // endInterval adds one loop's packets per bucket in interval k. Interval k
@@ -153,21 +186,21 @@ func (st *retaState) addWindow(start int64, d []bucketLoad) {
 func (st *retaState) endInterval(k int64, d []uint64) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if k > st.cur {
+	if k > st.collecting {
 		if st.reported > 0 {
 			st.close()
 		}
 		// Intervals without load still count for the dwell; after Dwell+1
 		// of them no bucket is pinned, so more change nothing.
-		for range min(k-st.cur, int64(st.report.Dwell)+1) {
-			st.apply(st.zero)
+		for range min(k-st.collecting, int64(st.report.Dwell)+1) {
+			st.apply(st.noLoad)
 		}
-		st.cur = k
+		st.collecting = k
 	}
 	for b, n := range d {
-		st.acc[b] += n
+		st.intervalLoad[b] += n
 	}
-	if k == st.cur {
+	if k == st.collecting {
 		st.reported++
 		if st.reported >= st.active {
 			st.close()
@@ -181,7 +214,7 @@ func (st *retaState) loopDone() {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.active--
-	if st.reb != nil && st.reported > 0 && st.reported >= st.active {
+	if st.rebalancer != nil && st.reported > 0 && st.reported >= st.active {
 		st.close()
 	}
 }
@@ -190,40 +223,40 @@ func (st *retaState) loopDone() {
 func (st *retaState) close() {
 	// The reordering count sees the move before any loop can commit, or
 	// any worker serve, a packet steered by the new table.
-	if st.ro != nil {
-		st.ro.mu.Lock()
+	if st.reorder != nil {
+		st.reorder.mu.Lock()
 	}
-	st.before = st.live.Load().AppendEntries(st.before[:0])
-	res := st.apply(st.acc)
+	st.tableBefore = st.live.Load().AppendEntries(st.tableBefore[:0])
+	res := st.apply(st.intervalLoad)
 	if res.Moves > 0 {
-		gen := st.gen.Add(1)
-		if st.ro != nil {
-			st.after = st.live.Load().AppendEntries(st.after[:0])
-			st.ro.moveLocked(st.before, st.after, gen, (st.cur+1)*st.iv)
+		gen := st.generation.Add(1)
+		if st.reorder != nil {
+			st.tableAfter = st.live.Load().AppendEntries(st.tableAfter[:0])
+			st.reorder.moveLocked(st.tableBefore, st.tableAfter, gen, (st.collecting+1)*st.interval)
 		}
 	}
-	if st.ro != nil {
-		st.ro.mu.Unlock()
+	if st.reorder != nil {
+		st.reorder.mu.Unlock()
 	}
 	var total uint64
-	for _, n := range st.acc {
+	for _, n := range st.intervalLoad {
 		total += n
 	}
 	if total > 0 {
-		st.record(runstats.IntervalReport{
-			StartNs: st.cur * st.iv, Packets: total, Before: res.Before, After: res.After, Bound: res.Bound,
+		st.intervals.push(runstats.IntervalReport{
+			StartNs: st.collecting * st.interval, Packets: total, Before: res.Before, After: res.After, Bound: res.Bound,
 			Moves: res.Moves, MovedPackets: res.Moved, Pinned: res.Pinned,
 		})
 	}
-	clear(st.acc)
+	clear(st.intervalLoad)
 	st.reported = 0
-	st.cur++
+	st.collecting++
 }
 
 func (st *retaState) apply(load []uint64) rebalance.Result {
-	res, err := st.reb.Apply(st.live, load)
+	res, err := st.rebalancer.Apply(st.live, load)
 	if err != nil && st.err == nil {
-		st.err = fmt.Errorf("rebalance interval %d: %w", st.cur, err)
+		st.err = fmt.Errorf("rebalance interval %d: %w", st.collecting, err)
 	}
 	if res.Moves > 0 {
 		st.report.Moves += uint64(res.Moves)
@@ -232,36 +265,16 @@ func (st *retaState) apply(load []uint64) rebalance.Result {
 	return res
 }
 
-// record appends an interval's report, merging neighbours in pairs when
-// there are MaxIntervals already.
-func (st *retaState) record(ir runstats.IntervalReport) {
-	ivs := st.report.Intervals
-	if len(ivs) == runstats.MaxIntervals {
-		n := len(ivs) / 2
-		for i := range n {
-			a, b := ivs[2*i], ivs[2*i+1]
-			ivs[i] = runstats.IntervalReport{
-				StartNs: a.StartNs, Packets: a.Packets + b.Packets,
-				Before: max(a.Before, b.Before), After: max(a.After, b.After), Bound: max(a.Bound, b.Bound),
-				Moves: a.Moves + b.Moves, MovedPackets: a.MovedPackets + b.MovedPackets, Pinned: a.Pinned + b.Pinned,
-			}
-		}
-		ivs = ivs[:n]
-	}
-	st.report.Intervals = append(ivs, ir)
-}
-
 // steeringReport is the run's SteeringReport, once every loop has ended.
 func (st *retaState) steeringReport(workers int) (*runstats.SteeringReport, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	sr := &runstats.SteeringReport{
 		RETASize: st.size, Initial: st.initial, Final: st.live.Load().AppendEntries(nil),
-		BucketWindowNs: st.rowLen,
+		BucketWindowNs: st.bucketLog.span,
 	}
 	total := make([]uint64, st.size)
-	for k := range len(st.rows) / st.size {
-		r := st.rows[k*st.size:][:st.size]
+	for _, r := range st.bucketLog.entries {
 		p, b := make([]uint64, st.size), make([]uint64, st.size)
 		for i, l := range r {
 			p[i], b[i] = l.packets, l.bytes
@@ -281,8 +294,9 @@ func (st *retaState) steeringReport(workers int) (*runstats.SteeringReport, erro
 		return nil, fmt.Errorf("report steering: %w", err)
 	}
 	sr.Balance.Bound, sr.Balance.BalancedMaxMean, sr.Balance.BalancedMoves = res.Bound, res.After, res.Moves
-	if st.reb != nil {
+	if st.rebalancer != nil {
 		rr := st.report
+		rr.Intervals = slices.Clone(st.intervals.entries)
 		sr.Rebalance = &rr
 	}
 	return sr, st.err
@@ -294,26 +308,26 @@ type recvBuckets struct {
 	st    *retaState
 	table *hash.RETA
 	gen   uint64 // the generation of table or an older one
-	cum   []bucketLoad
-	// The counts at the end of the last window and interval handed over.
-	atWin []bucketLoad
-	atIv  []uint64
+	total []bucketLoad
+	// The totals at the end of the last window and interval handed over.
+	atWindowEnd   []bucketLoad
+	atIntervalEnd []uint64
 	// The ends of the open window and interval, and the earlier of them.
-	winEnd, ivEnd, next int64
-	win                 []bucketLoad // scratch
-	iv                  []uint64     // scratch
+	windowEnd, intervalEnd, nextEnd int64
+	windowLoad                      []bucketLoad // scratch: one window's loads
+	intervalLoad                    []uint64     // scratch: one interval's packets
 }
 
 func newRecvBuckets(st *retaState) *recvBuckets {
 	b := &recvBuckets{
 		st: st, table: st.live.Load(),
-		cum: make([]bucketLoad, st.size), atWin: make([]bucketLoad, st.size), win: make([]bucketLoad, st.size),
-		winEnd: st.window, ivEnd: 1<<63 - 1,
+		total: make([]bucketLoad, st.size), atWindowEnd: make([]bucketLoad, st.size), windowLoad: make([]bucketLoad, st.size),
+		windowEnd: st.window, intervalEnd: 1<<63 - 1,
 	}
-	if st.iv > 0 {
-		b.atIv, b.iv, b.ivEnd = make([]uint64, st.size), make([]uint64, st.size), st.iv
+	if st.interval > 0 {
+		b.atIntervalEnd, b.intervalLoad, b.intervalEnd = make([]uint64, st.size), make([]uint64, st.size), st.interval
 	}
-	b.next = min(b.winEnd, b.ivEnd)
+	b.nextEnd = min(b.windowEnd, b.intervalEnd)
 	return b
 }
 
@@ -325,7 +339,7 @@ func (b *recvBuckets) steer(s *hash.Steering, h uint32, queue int, n int) int {
 	if h == 0 {
 		return s.Worker(h, queue)
 	}
-	c := &b.cum[b.table.Bucket(h)]
+	c := &b.total[b.table.Bucket(h)]
 	c.packets++
 	c.bytes += uint64(n)
 	return b.table.Queue(h)
@@ -334,15 +348,16 @@ func (b *recvBuckets) steer(s *hash.Steering, h uint32, queue int, n int) int {
 // cross hands over the counts of every window and interval that ended by t,
 // and loads the table in force.
 func (b *recvBuckets) cross(t int64) {
-	for t >= b.winEnd {
-		b.flushWindow(b.winEnd - b.st.window)
-		b.winEnd = max(b.winEnd+b.st.window, (t/b.st.window)*b.st.window+b.st.window)
+	win, iv := b.st.window, b.st.interval
+	for t >= b.windowEnd {
+		b.flushWindow(b.windowEnd - win)
+		b.windowEnd = max(b.windowEnd+win, (t/win)*win+win)
 	}
-	for t >= b.ivEnd {
-		b.flushInterval(b.ivEnd/b.st.iv - 1)
-		b.ivEnd = max(b.ivEnd+b.st.iv, (t/b.st.iv)*b.st.iv+b.st.iv)
+	for t >= b.intervalEnd {
+		b.flushInterval(b.intervalEnd/iv - 1)
+		b.intervalEnd = max(b.intervalEnd+iv, (t/iv)*iv+iv)
 	}
-	b.next = min(b.winEnd, b.ivEnd)
+	b.nextEnd = min(b.windowEnd, b.intervalEnd)
 	b.load()
 }
 
@@ -350,35 +365,35 @@ func (b *recvBuckets) cross(t int64) {
 // published before its generation, so gen never names a later table than
 // the one loaded.
 func (b *recvBuckets) load() {
-	b.gen = b.st.gen.Load()
+	b.gen = b.st.generation.Load()
 	b.table = b.st.live.Load()
 }
 
 func (b *recvBuckets) flushWindow(start int64) {
 	loaded := false
-	for i, c := range b.cum {
-		b.win[i] = bucketLoad{c.packets - b.atWin[i].packets, c.bytes - b.atWin[i].bytes}
-		loaded = loaded || b.win[i].packets > 0
+	for i, c := range b.total {
+		b.windowLoad[i] = bucketLoad{c.packets - b.atWindowEnd[i].packets, c.bytes - b.atWindowEnd[i].bytes}
+		loaded = loaded || b.windowLoad[i].packets > 0
 	}
-	copy(b.atWin, b.cum)
+	copy(b.atWindowEnd, b.total)
 	if loaded {
-		b.st.addWindow(start, b.win)
+		b.st.addWindow(start, b.windowLoad)
 	}
 }
 
 func (b *recvBuckets) flushInterval(k int64) {
-	for i, c := range b.cum {
-		b.iv[i] = c.packets - b.atIv[i]
-		b.atIv[i] = c.packets
+	for i, c := range b.total {
+		b.intervalLoad[i] = c.packets - b.atIntervalEnd[i]
+		b.atIntervalEnd[i] = c.packets
 	}
-	b.st.endInterval(k, b.iv)
+	b.st.endInterval(k, b.intervalLoad)
 }
 
 // finish hands over the open window's counts and counts the loop out. The
 // open interval's packets are in the window log; no table follows it.
 func (b *recvBuckets) finish() {
-	b.flushWindow(b.winEnd - b.st.window)
-	if b.st.iv > 0 {
+	b.flushWindow(b.windowEnd - b.st.window)
+	if b.st.interval > 0 {
 		b.st.loopDone()
 	}
 }
@@ -386,7 +401,7 @@ func (b *recvBuckets) finish() {
 // batch starts a batch: a live loop, which stamps the whole batch with now,
 // hands over what ended by now; every loop loads the table in force.
 func (b *recvBuckets) batch(now int64) {
-	if now >= b.next {
+	if now >= b.nextEnd {
 		b.cross(now)
 		return
 	}
@@ -409,8 +424,8 @@ func (e *Engine) setupRETA(cfg *EngineConfig, loops int) error {
 	if e.reta, err = newRETAState(cfg, loops); err != nil {
 		return err
 	}
-	e.ro = newReorderState(cfg, e.reta.size, loops, cfg.Steering.Workers)
-	e.reta.ro = e.ro
+	e.reorder = newReorderState(cfg, e.reta.size, loops, cfg.Steering.Workers)
+	e.reta.reorder = e.reorder
 	return nil
 }
 
@@ -439,7 +454,7 @@ func (e *Engine) reportSteering(st *runstats.RunStats) error {
 	}
 	if sr != nil {
 		var flows uint64
-		sr.Reorder, flows = e.ro.report()
+		sr.Reorder, flows = e.reorder.report()
 		if sr.Rebalance != nil {
 			sr.Rebalance.FlowsMoved = flows
 			sr.Rebalance.Hold = e.holdReport()

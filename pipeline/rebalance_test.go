@@ -222,7 +222,7 @@ func TestRETABucketsZeroAllocs(t *testing.T) {
 		t.Errorf("%.2f allocations per batch, want 0", n)
 	}
 	var counted uint64
-	for _, c := range r.bk.cum {
+	for _, c := range r.buckets.total {
 		counted += c.packets
 	}
 	if counted != r.frames {

@@ -28,7 +28,8 @@ import (
 //
 // Receive loops report a batch's records when they commit them, workers
 // what their consumers served and (through queues.DropLog) dropped, each
-// under mu, once per batch or consumer call.
+// under mu, once per batch or consumer call (the lock order is written in
+// rebalance.go).
 type reorderState struct {
 	mu       sync.Mutex
 	size     int
@@ -324,17 +325,17 @@ func (s *reorderState) report() (runstats.ReorderReport, uint64) {
 // finished hands the worker's served records and its consumer's drops to
 // the reordering count.
 func (w *worker) finished(served []queues.Record, now int64) {
-	if w.ro == nil {
+	if w.reorder == nil {
 		return
 	}
-	w.ro.finish(w.index, served, w.drops.Recs, now)
+	w.reorder.finish(w.index, served, w.drops.Recs, now)
 	w.drops.Recs = w.drops.Recs[:0]
 }
 
 // logDrops gives the worker's consumer its drop log when the run counts
 // reordering.
 func (w *worker) logDrops() {
-	if w.ro == nil {
+	if w.reorder == nil {
 		return
 	}
 	if dl, ok := w.cons.(queues.DropLogger); ok {

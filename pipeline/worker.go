@@ -35,17 +35,17 @@ const cacheLine = 64
 // worker is one modelled CPU: it drains its rings, one per receive loop, into
 // its consumer and serves the consumer at the service rate.
 type worker struct {
-	e     *Engine
-	index int
-	cpu   int // -1 when not pinned
-	rings []*queues.Ring
-	cons  queues.Consumer
-	rate  queues.Rate
-	tb    *queues.TokenBucket
-	out   []queues.Record // Dequeue's output, serveChunk long
-	ro    *reorderState   // nil unless the run counts reordering
-	drops queues.DropLog  // the consumer's drops, for ro
-	hold  *holdState      // nil unless RebalanceConfig.Hold
+	e       *Engine
+	index   int
+	cpu     int // -1 when not pinned
+	rings   []*queues.Ring
+	cons    queues.Consumer
+	rate    queues.Rate
+	tb      *queues.TokenBucket
+	out     []queues.Record // Dequeue's output, serveChunk long
+	reorder *reorderState   // nil unless the run counts reordering
+	drops   queues.DropLog  // the consumer's drops, for reorder
+	hold    *holdState      // nil unless RebalanceConfig.Hold
 
 	yields int // yields before sleeping (CPUPlan.WorkerYields)
 	// shared is set when receive loops may step the worker on their own
@@ -74,7 +74,8 @@ type worker struct {
 
 	// mu is held by whoever steps the worker, its own goroutine or a
 	// receive loop helping it: it guards what a step changes (the consumer,
-	// the token bucket, the clock, the counters and the windows).
+	// the token bucket, the clock, the counters and the windows). The
+	// lock order is written in rebalance.go.
 	mu sync.Mutex
 	// stepsByLoops counts the records receive loops took for this worker.
 	stepsByLoops uint64
@@ -83,7 +84,7 @@ type worker struct {
 		taken, served, servedBytes atomic.Uint64
 		backlog                    atomic.Int64
 		// clock is how far, on the virtual clock, the worker has
-		// reported its finishes to ro (see holdCheck); used with a hold.
+		// reported its finishes to reorder (see holdCheck); used with a hold.
 		clock atomic.Int64
 	}
 }
@@ -113,9 +114,9 @@ func newWorker(e *Engine, index, cpu, loops int) *worker {
 		timer:   time.NewTimer(time.Hour),
 	}
 	w.timer.Stop()
-	w.ro = e.ro
+	w.reorder = e.reorder
 	w.logDrops()
-	if cfg.Rebalance.Hold && e.ro != nil {
+	if cfg.Rebalance.Hold && e.reorder != nil {
 		w.hold = newHoldState(cmp.Or(cfg.ConsumerConfig.Limit, queues.DefaultFQCodelLimit))
 	}
 	for range loops {

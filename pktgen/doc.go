@@ -56,9 +56,9 @@
 //     xdp-tools' xdp-trafficgen: an XDP program writes each frame's head into
 //     a recycled page and returns XDP_TX. On a veth the receiving end must run
 //     NAPI (an XDP program, or GRO on) or the kernel drops every frame
-//     silently. A run of more than one frame costs a fixed 24 ms (measured on
-//     Linux 6.18: the test run swaps the program into the XDP dispatcher and
-//     out again), so runs are long, a count or duration ends them by
+//     silently. A run of more than one frame has a fixed start-up cost (the
+//     test run swaps the program into the XDP dispatcher and out again;
+//     docs/pktgen-pacing.md), so runs are long, a count or duration ends them by
 //     signalling the thread, and a rate is kept by the program itself, frame
 //     by frame (kernel.XDPSender.Pace): short runs could only send bursts,
 //     and bursts overrun a receiver that keeps up with the rate.

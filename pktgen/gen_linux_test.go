@@ -25,15 +25,6 @@ func newLab(tb testing.TB) *vethlab.Lab {
 	return xdptest.NewLab(tb, vethlab.Config{Queues: 2}, kernel.PrepareReceiver)
 }
 
-func hostRx(tb testing.TB, lab *vethlab.Lab) uint64 {
-	tb.Helper()
-	l, err := kernel.LinkByName(lab.Host)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return l.RxPackets
-}
-
 // TestRunModes sends one cycle of the simple profile and half a cycle of
 // isp from Peer in each mode with two threads, and checks on Host: the link
 // received exactly that many frames; the captured frames are exactly the
@@ -58,7 +49,7 @@ func TestRunModes(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer c.Close()
-				before := hostRx(t, lab)
+				before := xdptest.HostRxPackets(t, lab)
 				rep, err := Run(context.Background(), tc.s, Config{Iface: lab.Peer, Enter: lab.InPeer, Mode: mode, Threads: threads, Count: uint64(tc.count)})
 				if err != nil {
 					t.Fatal(err)
@@ -76,7 +67,7 @@ func TestRunModes(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if rx := hostRx(t, lab) - before; rx != uint64(tc.count) {
+				if rx := xdptest.HostRxPackets(t, lab) - before; rx != uint64(tc.count) {
 					t.Errorf("Host rx_packets grew by %d, want %d", rx, tc.count)
 				}
 				if drops, _ := c.Drops(); drops > 0 {
@@ -167,12 +158,12 @@ func TestRunBounds(t *testing.T) {
 	run := func(t *testing.T, ctx context.Context, cfg Config) Report {
 		t.Helper()
 		cfg.Iface, cfg.Enter = lab.Peer, lab.InPeer
-		before := hostRx(t, lab)
+		before := xdptest.HostRxPackets(t, lab)
 		rep, err := Run(ctx, s, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rx := hostRx(t, lab) - before; rx != rep.Frames {
+		if rx := xdptest.HostRxPackets(t, lab) - before; rx != rep.Frames {
 			t.Errorf("Host received %d frames, report says %d", rx, rep.Frames)
 		}
 		return rep

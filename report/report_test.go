@@ -12,7 +12,6 @@ import (
 	"github.com/xdphash/xdphash/dissect"
 	"github.com/xdphash/xdphash/fairness"
 	"github.com/xdphash/xdphash/hash"
-	"github.com/xdphash/xdphash/pipeline/source"
 	"github.com/xdphash/xdphash/queues"
 	"github.com/xdphash/xdphash/runstats"
 )
@@ -176,8 +175,8 @@ func TestComputeByHand(t *testing.T) {
 	}
 }
 
-func statsOf(frames, bytes uint64) source.QueueStats {
-	return source.QueueStats{Frames: frames, Bytes: bytes}
+func statsOf(frames, bytes uint64) runstats.QueueStats {
+	return runstats.QueueStats{Frames: frames, Bytes: bytes}
 }
 
 // TestVerdict checks whose fault the report says an imbalance is.

@@ -1,8 +1,21 @@
 package runstats
 
+import "strings"
+
 // DropReason says where a record was dropped after its receive loop took the
 // frame off the source, as "stage/reason".
 type DropReason string
+
+// Split is r's stage and reason: "ring", "full" for DropRingFull. A
+// reason spelled without a stage (none of the constants below) is stage
+// "other".
+func (r DropReason) Split() (stage, reason string) {
+	stage, reason, ok := strings.Cut(string(r), "/")
+	if !ok {
+		return "other", string(r)
+	}
+	return stage, reason
+}
 
 // Drops before the consumer, by the receive loop.
 const (

@@ -139,8 +139,12 @@ type ReorderReport struct {
 	Served    uint64 `json:"served"`
 	Dropped   uint64 `json:"dropped"`
 	Reordered uint64 `json:"reordered"`
-	// Untracked and Merged count packets the counter could not follow
-	// exactly (reorder.Stats); Exact is true when both are 0.
+	// Merged counts the times the count could not judge exactly: a
+	// bucket moved again before its old worker drained it, a serve with
+	// no room to wait (more kept serves than the engine holds packets),
+	// or an old worker still holding the bucket at the end. Untracked counts packets the count
+	// did not follow; the engine's count follows every packet, so it is
+	// 0. Exact is true when both are 0.
 	Untracked uint64 `json:"untracked"`
 	Merged    uint64 `json:"merged"`
 	Exact     bool   `json:"exact"`

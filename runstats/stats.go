@@ -4,14 +4,11 @@ import (
 	"time"
 
 	"github.com/xdphash/xdphash/dissect"
-	"github.com/xdphash/xdphash/pipeline/source"
 )
 
 // SchemaVersion is the version of the run statistics JSON (RunStats). Bump it
 // when a field changes meaning or disappears; adding fields keeps it.
-// Version 2 spells every drop reason as a DropReason ("stage/reason") in
-// every map that counts drops. Version 3 adds Steering (per-bucket load,
-// rebalancing, reordering; docs/report-schema.md).
+// docs/report-schema.md says what each version changed.
 const SchemaVersion = 3
 
 // RunStats is what one run of the pipeline measured: written by `xdphash run
@@ -69,10 +66,42 @@ type RunConfig struct {
 
 // QueueReport is one receive queue.
 type QueueReport struct {
-	Queue int               `json:"queue"`
-	Stats source.QueueStats `json:"stats"`
+	Queue int        `json:"queue"`
+	Stats QueueStats `json:"stats"`
 	// Steered[w] is the packets this queue's receive loop sent to worker w.
 	Steered []uint64 `json:"steered"`
+}
+
+// QueueStats counts one receive queue's traffic: the frames its receive loop
+// took, and the kernel's drops before the loop saw them, where the source
+// can learn of them (AF_XDP's XDP_STATISTICS); other sources leave those
+// zero. The engine fills it from the source's own counters.
+type QueueStats struct {
+	Frames uint64 `json:"frames"` // frames the receive loop took
+	Bytes  uint64 `json:"bytes"`  // their wire bytes
+	// AF_XDP socket statistics (struct xdp_statistics).
+	RxDropped      uint64 `json:"rx_dropped"`       // dropped by the kernel for other reasons
+	RxInvalidDescs uint64 `json:"rx_invalid_descs"` // dropped: invalid descriptor
+	RxRingFull     uint64 `json:"rx_ring_full"`     // dropped: the RX ring was full
+	FillRingEmpty  uint64 `json:"fill_ring_empty"`  // times the fill ring had no frame for the kernel
+	TxInvalidDescs uint64 `json:"tx_invalid_descs"` // (transmit side, unused here)
+	TxRingEmpty    uint64 `json:"tx_ring_empty"`    // (transmit side, unused here)
+}
+
+// KernelDrops is the frames the kernel dropped before the queue's receive
+// loop saw them.
+func (s QueueStats) KernelDrops() uint64 { return s.RxDropped + s.RxInvalidDescs + s.RxRingFull }
+
+// Add adds o's counts to s.
+func (s *QueueStats) Add(o QueueStats) {
+	s.Frames += o.Frames
+	s.Bytes += o.Bytes
+	s.RxDropped += o.RxDropped
+	s.RxInvalidDescs += o.RxInvalidDescs
+	s.RxRingFull += o.RxRingFull
+	s.FillRingEmpty += o.FillRingEmpty
+	s.TxInvalidDescs += o.TxInvalidDescs
+	s.TxRingEmpty += o.TxRingEmpty
 }
 
 // WorkerReport is one worker (one modelled CPU).

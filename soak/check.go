@@ -9,7 +9,6 @@ import (
 	"github.com/xdphash/xdphash/dissect"
 	"github.com/xdphash/xdphash/hash"
 	"github.com/xdphash/xdphash/pipeline"
-	"github.com/xdphash/xdphash/pipeline/source"
 	"github.com/xdphash/xdphash/runstats"
 )
 
@@ -54,12 +53,9 @@ func checkAccounting(sent uint64, l LinkDeltas, st *runstats.RunStats) Check {
 		return c
 	}
 	a := st.Accounting
-	var xsk source.QueueStats
+	var xsk runstats.QueueStats
 	for _, q := range st.Queues {
-		xsk.RxRingFull += q.Stats.RxRingFull
-		xsk.RxDropped += q.Stats.RxDropped
-		xsk.RxInvalidDescs += q.Stats.RxInvalidDescs
-		xsk.FillRingEmpty += q.Stats.FillRingEmpty
+		xsk.Add(q.Stats)
 	}
 	kd := xsk.KernelDrops()
 	var dropped uint64

@@ -7,7 +7,6 @@ import (
 	"github.com/xdphash/xdphash/dissect"
 	"github.com/xdphash/xdphash/hash"
 	"github.com/xdphash/xdphash/pipeline"
-	"github.com/xdphash/xdphash/pipeline/source"
 	"github.com/xdphash/xdphash/runstats"
 )
 
@@ -54,7 +53,7 @@ func TestCheckMemory(t *testing.T) {
 func TestCheckAccounting(t *testing.T) {
 	st := func(received, processed, ring, ringFull uint64) *runstats.RunStats {
 		return &runstats.RunStats{
-			Queues: []runstats.QueueReport{{Stats: source.QueueStats{RxRingFull: ringFull}}},
+			Queues: []runstats.QueueReport{{Stats: runstats.QueueStats{RxRingFull: ringFull}}},
 			Accounting: runstats.Accounting{Received: received, Processed: processed,
 				Dropped: map[runstats.DropReason]uint64{runstats.DropRingFull: ring}, Balanced: received == processed+ring},
 		}

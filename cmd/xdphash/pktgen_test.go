@@ -12,15 +12,6 @@ import (
 	"github.com/xdphash/xdphash/internal/xdptest"
 )
 
-func hostRxPackets(tb testing.TB, lab *vethlab.Lab) uint64 {
-	tb.Helper()
-	l, err := kernel.LinkByName(lab.Host)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return l.RxPackets
-}
-
 // TestPktgenSends runs xdphash pktgen from the lab's namespace in each mode
 // and checks the output's per-thread and total lines against what the Host
 // end received. The destination MAC is found from the veth.
@@ -46,7 +37,7 @@ func TestPktgenSends(t *testing.T) {
 			if len(cpus) < 2 { // the generator pins one thread per CPU
 				tt.threads = "1"
 			}
-			before := hostRxPackets(t, lab)
+			before := xdptest.HostRxPackets(t, lab)
 			args := []string{"pktgen", "--netns", lab.NSName, "--iface", lab.Peer, "--profile", tt.profile, "--count", tt.count, "--threads", tt.threads}
 			if tt.mode != "xdp" { // the default on this kernel
 				args = append(args, "--mode", tt.mode)
@@ -58,7 +49,7 @@ func TestPktgenSends(t *testing.T) {
 			if errOut != "" {
 				t.Errorf("stderr:\n%s", errOut)
 			}
-			if rx := hostRxPackets(t, lab) - before; rx != parseUint(t, tt.count) {
+			if rx := xdptest.HostRxPackets(t, lab) - before; rx != parseUint(t, tt.count) {
 				t.Errorf("Host received %d frames, want %s", rx, tt.count)
 			}
 			if n := len(threadLine.FindAllString(out, -1)); n != int(parseUint(t, tt.threads)) {

@@ -12,7 +12,6 @@ import (
 
 	"github.com/xdphash/xdphash/corpus"
 	"github.com/xdphash/xdphash/internal/xdptest"
-	"github.com/xdphash/xdphash/pipeline/source"
 	"github.com/xdphash/xdphash/queues"
 	"github.com/xdphash/xdphash/runstats"
 )
@@ -197,7 +196,7 @@ func TestRunErrors(t *testing.T) {
 func TestRunStatusLine(t *testing.T) {
 	stats := func(frames, kernelDrops uint64, served [2]uint64, drops uint64) *runstats.RunStats {
 		st := &runstats.RunStats{
-			Queues:  []runstats.QueueReport{{Queue: 3, Stats: source.QueueStats{Frames: frames, RxRingFull: kernelDrops}}},
+			Queues:  []runstats.QueueReport{{Queue: 3, Stats: runstats.QueueStats{Frames: frames, RxRingFull: kernelDrops}}},
 			Workers: make([]runstats.WorkerReport, 2),
 		}
 		for w := range st.Workers {

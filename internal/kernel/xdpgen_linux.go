@@ -45,10 +45,10 @@ import (
 // BPF_PROG_TEST_RUN and not (*ebpf.Program).Run, which restarts the whole
 // repeat count after EINTR.
 //
-// A run of more than one frame costs a fixed 24 ms (measured on Linux 6.18,
-// 8 µs for one frame): for a repeat count above 1 the test run swaps the
-// program into the XDP dispatcher and out again (bpf_prog_change_xdp), which
-// waits for RCU. Senders therefore make long runs and stop them with a
+// A run of more than one frame costs a fixed start-up time
+// (docs/pktgen-pacing.md has the figure): for a repeat count above 1 the test
+// run swaps the program into the XDP dispatcher and out again
+// (bpf_prog_change_xdp), which waits for RCU. Senders therefore make long runs and stop them with a
 // signal (Stop).
 //
 // On a veth, XDP_TX frames go into the other end's XDP ring, which exists

@@ -13,7 +13,7 @@ import (
 // frame: the program drops the test run's frames until the next one is due
 // on CLOCK_MONOTONIC (bpf_ktime_get_ns), so frames leave evenly spaced, not
 // in bursts. Pacing cannot be done from user space: a run of more than one
-// frame costs 24 ms to start (see XDPGen), so short runs could only send
+// frame is slow to start (see XDPGen), so short runs could only send
 // bursts. The sending CPU spins between frames, as it does when it sends as
 // fast as it can. pps 0 ends pacing; a rate below MinPacedRate is an
 // error.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/xdphash/xdphash/internal/vethlab"
+	"github.com/xdphash/xdphash/internal/xdptest"
 )
 
 // withXDPSender runs fn with a sender of gen on the lab's Peer end, from a
@@ -36,7 +37,7 @@ func TestXDPPaceGate(t *testing.T) {
 	lab := newGenLab(t)
 	ft, _ := testTable(lab.HostMAC, []int{64}, []uint32{0})
 	gen := newXDPGen(t, ft)
-	before := hostRxPackets(t, lab)
+	before := xdptest.HostRxPackets(t, lab)
 	err := withXDPSender(lab, gen, func(s *XDPSender) error {
 		run := func(repeat uint32) uint64 {
 			t.Helper()
@@ -101,7 +102,7 @@ func TestXDPPaceGate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := hostRxPackets(t, lab) - before; got != 8 {
+	if got := xdptest.HostRxPackets(t, lab) - before; got != 8 {
 		t.Errorf("host end received %d frames, want 8", got)
 	}
 }
@@ -113,7 +114,7 @@ func TestXDPSendPaced(t *testing.T) {
 	lab := newGenLab(t)
 	ft, _ := testTable(lab.HostMAC, []int{64, 100}, []uint32{0, 1})
 	gen := newXDPGen(t, ft)
-	before := hostRxPackets(t, lab)
+	before := xdptest.HostRxPackets(t, lab)
 	const n = 500
 	err := withXDPSender(lab, gen, func(s *XDPSender) error {
 		if err := s.Pace(50000); err != nil {
@@ -131,7 +132,7 @@ func TestXDPSendPaced(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := hostRxPackets(t, lab) - before; got != n {
+	if got := xdptest.HostRxPackets(t, lab) - before; got != n {
 		t.Errorf("host end received %d frames, want %d", got, n)
 	}
 }

@@ -158,15 +158,6 @@ func sendFromPeer(tb testing.TB, lab *vethlab.Lab, gen *XDPGen, cpu int, start, 
 	return interrupts
 }
 
-func hostRxPackets(tb testing.TB, lab *vethlab.Lab) uint64 {
-	tb.Helper()
-	l, err := LinkByName(lab.Host)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return l.RxPackets
-}
-
 // sender is what the three senders have in common.
 type sender interface {
 	Send(n uint64) (uint64, error)
@@ -261,7 +252,7 @@ func TestSendersSend(t *testing.T) {
 			}
 			defer c.Close()
 			const start, n = 3, 15
-			before := hostRxPackets(t, lab)
+			before := xdptest.HostRxPackets(t, lab)
 			mapsBefore, _ := socketMappings()
 			sendWith(t, lab, tt, start, n)
 			if mapsAfter, _ := socketMappings(); len(mapsAfter) != len(mapsBefore) {
@@ -271,7 +262,7 @@ func TestSendersSend(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if rx := hostRxPackets(t, lab) - before; rx != n {
+			if rx := xdptest.HostRxPackets(t, lab) - before; rx != n {
 				t.Errorf("Host rx_packets grew by %d, want %d", rx, n)
 			}
 			if len(got) != n {
@@ -299,7 +290,7 @@ func TestXDPGenInterrupted(t *testing.T) {
 	ft, _ := testTable(lab.HostMAC, []int{60}, []uint32{0})
 	gen := newXDPGen(t, ft)
 	const n = 1_000_000
-	before := hostRxPackets(t, lab)
+	before := xdptest.HostRxPackets(t, lab)
 	const maxSignals = 8
 	interrupt := func(tid int) func() {
 		var stop atomic.Bool
@@ -320,7 +311,7 @@ func TestXDPGenInterrupted(t *testing.T) {
 		return func() { stop.Store(true); <-done }
 	}
 	interrupts := sendFromPeer(t, lab, gen, 0, 0, n, interrupt)
-	if rx := hostRxPackets(t, lab) - before; rx != n {
+	if rx := xdptest.HostRxPackets(t, lab) - before; rx != n {
 		t.Errorf("Host rx_packets grew by %d, want %d (%d interrupted runs)", rx, n, interrupts)
 	}
 	if interrupts == 0 {

@@ -18,15 +18,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Default sizes of an AF_XDP socket, fit for millions of frames per second:
-// asavie/xdp's own defaults, 128 frames and 64-entry rings, hold a queue for
-// only tens of microseconds at such rates.
-const (
-	DefaultXSKFrames    = 4096
-	DefaultXSKFrameSize = 2048
-	DefaultXSKRingSize  = 2048
-)
-
 // XSKHeadroom is the space the kernel keeps before each received frame in
 // its UMEM frame (XDP_PACKET_HEADROOM): a frame of FrameSize bytes holds a
 // packet of at most FrameSize - XSKHeadroom bytes.

@@ -46,6 +46,21 @@ func NewLab(tb testing.TB, cfg vethlab.Config, setup ...func(host string) error)
 	return lab
 }
 
+// HostRxPackets is the rx_packets counter of the lab's Host end: the frames
+// it received, read from the kernel's link statistics.
+func HostRxPackets(tb testing.TB, lab *vethlab.Lab) uint64 {
+	tb.Helper()
+	l, err := netlink.LinkByName(lab.Host)
+	if err != nil {
+		tb.Fatalf("read the statistics of %s: %v", lab.Host, err)
+	}
+	s := l.Attrs().Statistics
+	if s == nil {
+		tb.Fatalf("read the statistics of %s: the kernel gave none", lab.Host)
+	}
+	return s.RxPackets
+}
+
 // LabLeftovers lists the lab's links and namespace that exist now, as
 // vethlab.Leftovers names them.
 func LabLeftovers(lab *vethlab.Lab) []string {

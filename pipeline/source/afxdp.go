@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/xdphash/xdphash/internal/kernel"
 )
 
 // Errors of the AF_XDP source, wrapped with the step that failed and a hint;
@@ -67,12 +69,12 @@ const (
 // RxModes lists the receive modes, for a command-line flag.
 var RxModes = []RxMode{RxAuto, RxSpin, RxPoll}
 
-// Defaults of AFXDPConfig.
+// Defaults of AFXDPConfig: each queue's socket takes internal/kernel's sizes.
 const (
-	DefaultAFXDPFrames    = 4096 // UMEM frames per queue
-	DefaultAFXDPFrameSize = 2048 // bytes per frame: a 1500-byte MTU fits
-	DefaultAFXDPRingSize  = 2048 // fill and RX ring entries
-	DefaultAFXDPBatch     = 64   // frames per Receive at most
+	DefaultAFXDPFrames    = kernel.DefaultXSKFrames    // UMEM frames per queue
+	DefaultAFXDPFrameSize = kernel.DefaultXSKFrameSize // bytes per frame
+	DefaultAFXDPRingSize  = kernel.DefaultXSKRingSize  // fill and RX ring entries
+	DefaultAFXDPBatch     = 64                         // frames per Receive at most
 )
 
 // AFXDPConfig describes an AF_XDP source. A zero field takes its default.
