@@ -557,8 +557,9 @@ func runRun(cmd *cobra.Command, log *slog.Logger, o *runOptions) (err error) {
 		return err
 	}
 
-	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+	sigCtx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	ctx := sigCtx
 	if o.duration > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, o.duration)
@@ -599,6 +600,10 @@ func runRun(cmd *cobra.Command, log *slog.Logger, o *runOptions) (err error) {
 	}
 	if runErr == nil {
 		runErr = deviceHashVerdict(stats)
+	}
+	if sigCtx.Err() != nil && cmd.Context().Err() == nil {
+		// Signalled: the reports of the partial run are written.
+		return &exitError{code: exitInterrupted, err: runErr}
 	}
 	return runErr
 }
