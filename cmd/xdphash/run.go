@@ -509,6 +509,9 @@ func runRun(cmd *cobra.Command, log *slog.Logger, o *runOptions) (err error) {
 	if err != nil {
 		return err
 	}
+	if err := checkFiles([]string{"--pcap", o.pcap}, []string{"--out", o.out, "--write", o.write}); err != nil {
+		return err
+	}
 	var out *pendingOutput
 	if o.out != "" {
 		if out, err = createOutput(o.out); err != nil {
