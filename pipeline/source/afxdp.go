@@ -71,6 +71,9 @@ var RxModes = []RxMode{RxAuto, RxSpin, RxPoll}
 const (
 	DefaultAFXDPFrames    = 4096 // UMEM frames per queue
 	DefaultAFXDPFrameSize = 2048 // bytes per frame: a 1500-byte MTU fits
+	// LargeAFXDPFrameSize is the frame size taken instead of the default
+	// when the interface's MTU does not fit the default.
+	LargeAFXDPFrameSize = 4096
 	DefaultAFXDPRingSize  = 2048 // fill and RX ring entries
 	DefaultAFXDPBatch     = 64   // frames per Receive at most
 )

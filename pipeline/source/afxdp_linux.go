@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
 
@@ -74,6 +75,7 @@ func OpenAFXDP(cfg AFXDPConfig) (Source, error) {
 }
 
 func openAFXDP(cfg AFXDPConfig) (_ *AFXDP, err error) {
+	autoFrameSize := cfg.FrameSize == 0
 	cfg, err = cfg.withDefaults()
 	if err != nil {
 		return nil, fmt.Errorf("open AF_XDP: %w", err)
@@ -107,9 +109,18 @@ func openAFXDP(cfg AFXDPConfig) (_ *AFXDP, err error) {
 	}
 	// Room for the MTU, an Ethernet header with one VLAN tag, and the
 	// kernel's headroom: a larger frame is dropped (rx_dropped).
-	if need := ifi.MTU + 18 + kernel.XSKHeadroom; need > cfg.FrameSize {
-		return nil, fmt.Errorf("open AF_XDP on %s: %w: frame size %d cannot hold the MTU %d (%d bytes with headers and the kernel's %d-byte headroom): use a larger frame size (--frame-size 4096) or lower the MTU",
-			cfg.Iface, ErrAFXDPConfig, cfg.FrameSize, ifi.MTU, need, kernel.XSKHeadroom)
+	need := ifi.MTU + 18 + kernel.XSKHeadroom
+	page := os.Getpagesize()
+	if autoFrameSize && need > cfg.FrameSize && LargeAFXDPFrameSize <= page {
+		cfg.FrameSize, xcfg.FrameSize = LargeAFXDPFrameSize, LargeAFXDPFrameSize
+	}
+	if need > cfg.FrameSize {
+		hint := fmt.Sprintf("use a larger frame size (--frame-size %d) or lower the MTU", page)
+		if cfg.FrameSize >= page || need > page {
+			hint = fmt.Sprintf("lower the MTU to at most %d (a frame is at most a %d-byte page)", page-18-kernel.XSKHeadroom, page)
+		}
+		return nil, fmt.Errorf("open AF_XDP on %s: %w: frame size %d cannot hold the MTU %d (%d bytes with headers and the kernel's %d-byte headroom): %s",
+			cfg.Iface, ErrAFXDPConfig, cfg.FrameSize, ifi.MTU, need, kernel.XSKHeadroom, hint)
 	}
 
 	s := &AFXDP{iface: cfg.Iface, mode: cfg.Mode, rxMode: cfg.RxMode}
