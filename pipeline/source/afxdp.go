@@ -73,9 +73,9 @@ const (
 	DefaultAFXDPFrameSize = 2048 // bytes per frame: a 1500-byte MTU fits
 	// LargeAFXDPFrameSize is the frame size taken instead of the default
 	// when the interface's MTU does not fit the default.
-	LargeAFXDPFrameSize = 4096
-	DefaultAFXDPRingSize  = 2048 // fill and RX ring entries
-	DefaultAFXDPBatch     = 64   // frames per Receive at most
+	LargeAFXDPFrameSize  = 4096
+	DefaultAFXDPRingSize = 2048 // fill and RX ring entries
+	DefaultAFXDPBatch    = 64   // frames per Receive at most
 )
 
 // AFXDPConfig describes an AF_XDP source. A zero field takes its default.
