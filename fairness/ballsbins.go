@@ -54,11 +54,18 @@ const exactBudget = 1e7
 
 // exactCost counts the inner steps of exactMaxMean, from the loop bounds of
 // probAllBelow, for the loads k up to mean + 8·sqrt(mean) + 8, past which
-// P(max ≥ k) is negligible.
+// P(max ≥ k) is negligible. It stops counting past exactBudget: the count
+// itself would otherwise cost as much as the sum for many flows.
 func exactCost(flows, bins int) float64 {
+	cost, _ := exactCostSteps(flows, bins, exactBudget)
+	return cost
+}
+
+// exactCostSteps is exactCost, counting until the cost passes limit, and
+// the steps the count took: at most limit+1, each step counting as one.
+func exactCostSteps(flows, bins int, limit float64) (cost float64, steps int) {
 	mean := float64(flows) / float64(bins)
 	kmax := int(mean+8*math.Sqrt(mean)) + 8
-	var cost float64
 	for k := (flows+bins-1)/bins + 1; k <= min(kmax, flows); k++ {
 		for j := 2; j <= bins; j++ {
 			lo, hi := max(0, flows-(bins-j)*(k-1)), min(flows, j*(k-1))
@@ -67,10 +74,13 @@ func exactCost(flows, bins int) float64 {
 			}
 			// Each r sums up to k terms, after a binomial term from log-gamma
 			// that costs about 20 of them.
-			cost += float64(max(hi-lo+1, 0)) * float64(min(k, hi)+20)
+			cost += 1 + float64(max(hi-lo+1, 0))*float64(min(k, hi)+20)
+			if steps++; cost > limit {
+				return cost, steps
+			}
 		}
 	}
-	return cost
+	return cost, steps
 }
 
 // ExpectedJain is Jain's index of the loads that flows equal flows thrown

@@ -386,3 +386,23 @@ func TestExpectedMaxMeanLarge(t *testing.T) {
 		t.Errorf("1e8 flows into 4 bins: %v, want just above 1", got)
 	}
 }
+
+// TestExactCostBounded: deciding whether the exact sum is affordable costs
+// at most the budget's steps, whatever the flows (a run.json may claim
+// 10^15 flows on each of 1024 workers), and the estimate is still given.
+func TestExactCostBounded(t *testing.T) {
+	for _, tt := range []struct{ flows, bins int }{
+		{1e15, 1024}, {1 << 40, 1024}, {5e6, 1024}, {1e9, 2}, {300, 64},
+	} {
+		cost, steps := exactCostSteps(tt.flows, tt.bins, exactBudget)
+		if steps > exactBudget+1 {
+			t.Errorf("%d into %d: %d steps to count the cost, want at most %d", tt.flows, tt.bins, steps, int(exactBudget)+1)
+		}
+		if cost <= exactBudget {
+			continue
+		}
+		if v := ExpectedMaxMean(tt.flows, tt.bins); !(v >= 1) || math.IsInf(v, 0) {
+			t.Errorf("ExpectedMaxMean(%d, %d) = %v, want a finite max/mean of at least 1", tt.flows, tt.bins, v)
+		}
+	}
+}

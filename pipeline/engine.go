@@ -161,6 +161,9 @@ type Engine struct {
 	recv    []*receiver
 	workers []*worker
 	running atomic.Int32 // receive loops still running
+	// stop is set when the run is to end early (its context is done or a
+	// loop failed): every wait in the engine ends on it.
+	stop atomic.Bool
 
 	info     source.Info
 	host     runstats.Host
@@ -241,6 +244,7 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 func (e *Engine) fail(err error) {
 	e.failOnce.Do(func() {
 		e.err = err
+		e.stop.Store(true)
 		_ = e.cfg.Source.Close()
 	})
 }
@@ -276,7 +280,11 @@ func (e *Engine) Run(ctx context.Context) (*runstats.RunStats, error) {
 	// On cancellation the source is closed; Run waits for that Close to finish
 	// (for AF_XDP: the XDP program detached) before it returns.
 	closed := make(chan struct{})
-	stop := context.AfterFunc(ctx, func() { _ = e.cfg.Source.Close(); close(closed) })
+	stop := context.AfterFunc(ctx, func() {
+		e.stop.Store(true)
+		_ = e.cfg.Source.Close()
+		close(closed)
+	})
 	receivers.Wait()
 	if !stop() {
 		<-closed
@@ -295,6 +303,9 @@ func (e *Engine) Run(ctx context.Context) (*runstats.RunStats, error) {
 	}
 	return stats, nil
 }
+
+// stopped reports whether the run is ending early: waits give up.
+func (e *Engine) stopped() bool { return e.stop.Load() }
 
 // producersDone reports whether every receive loop has committed its last
 // record.

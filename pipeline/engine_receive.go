@@ -238,7 +238,10 @@ func (r *receiver) process(b *source.Batch) {
 				o.full++
 				continue
 			}
-			r.waitForRoom(o)
+			if !r.waitForRoom(o) {
+				o.full++ // the run stops: a drop, as a live ring's
+				continue
+			}
 		}
 		// The backlog as the kernel reads it: what the worker had not taken
 		// at the batch's start, plus this batch's records so far.
@@ -326,13 +329,17 @@ func (r *receiver) commit() (behind bool) {
 
 // waitForRoom is a virtual run's lossless enqueue: it commits what the batch
 // has so far (the worker may be waiting for it) and waits until o's worker
-// has taken records off the full ring. Workers never wait for receive loops,
-// so this always ends.
-func (r *receiver) waitForRoom(o *outRing) {
+// has taken records off the full ring. It returns false, with no room, when
+// the run stops first. The worker may wait in its hold, but never for a
+// receive loop (see hold.go), so this ends.
+func (r *receiver) waitForRoom(o *outRing) bool {
 	r.commit()
 	for spins := 0; ; spins++ {
 		if o.free = o.ring.Free(); o.free > 0 {
-			return
+			return true
+		}
+		if r.e.stopped() {
+			return false
 		}
 		o.w.wakeUp()
 		if spins > 64 {

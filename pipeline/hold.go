@@ -21,16 +21,30 @@ import (
 // b's packets. The worker that holds decides when to let go, in holdCheck.
 //
 // Live, the decision is made on the wall clock whenever the holding worker
-// steps. On the virtual clock each worker runs ahead on its own goroutine,
-// so B, about to act at virtual time t (take a packet of a held bucket,
-// or serve a tick), first waits until every old worker it holds for has
-// reported its finishes before t (worker.pub.clock), and lets go only if
-// the old worker's last finish of b came before t. That makes the decision
-// depend on the virtual times alone. It cannot deadlock: a worker waits
-// only for finishes before the time it is at, and a worker that has
-// nothing to do before t reaches t without waiting, its records being
-// committed (the receive loops publish how far they have committed,
-// receiver.mark, and idle workers serve their ticks up to it).
+// steps. On the virtual clock with one receive loop, each worker runs ahead
+// on its own goroutine, so B, about to act at virtual time t (take a packet
+// of a held bucket, or serve a tick), first waits until every old worker it
+// holds for has reported its finishes before t (worker.pub.clock), and lets
+// go only if the old worker's last finish of b came before t. That makes
+// the decision depend on the virtual times alone.
+//
+// The wait cannot close a cycle. B acts at t only on records the loop has
+// committed, so the loop's mark is already past t; an old worker reaches t
+// by taking what its rings hold and catching up to the mark (catchUp),
+// which needs nothing of the loop, nor of B: a worker sets its clock to t
+// before it waits, so of two workers holding for each other the one at the
+// earlier time goes on. The loop may wait for room in B's ring meanwhile,
+// but nothing waits for the loop.
+//
+// With several receive loops there is no such wait: an old worker reaches
+// t only once every loop has committed up to t, and a loop can be waiting
+// for room in B's ring (waitForRoom) or for its source, which waits for
+// another loop: B waiting there would close the cycle. B then decides on
+// what the old worker has reported so far. The hold still reorders
+// nothing (an old worker that has not reported a packet of b keeps it in
+// flight, which keeps the hold), it only may hold longer; and such a run
+// is not deterministic anyway (EngineConfig.Virtual). Every wait also ends
+// when the run stops (Engine.stopped).
 
 // holdState is one worker's held records.
 type holdState struct {
@@ -98,15 +112,8 @@ func (w *worker) holdCheck(t int64) {
 	w.finished(nil, w.now)
 	if w.virtual {
 		w.setClock(t)
-		s.mu.Lock()
-		w.hold.wait = s.oldWorkers(w.index, w.hold.wait[:0])
-		s.mu.Unlock()
-		for _, o := range w.hold.wait {
-			old := w.e.workers[o]
-			for old.pub.clock.Load() < t {
-				old.wakeUp()
-				runtime.Gosched()
-			}
+		if len(w.e.recv) == 1 {
+			w.waitForOld(t)
 		}
 	}
 	s.mu.Lock()
@@ -116,6 +123,22 @@ func (w *worker) holdCheck(t int64) {
 	// consumer then, not at the last arrival the worker took.
 	w.now = max(w.now, t)
 	w.release(false, t)
+}
+
+// waitForOld waits until every old worker of the buckets w holds has
+// reported its finishes before t, or the run stops.
+func (w *worker) waitForOld(t int64) {
+	s := w.reorder
+	s.mu.Lock()
+	w.hold.wait = s.oldWorkers(w.index, w.hold.wait[:0])
+	s.mu.Unlock()
+	for _, o := range w.hold.wait {
+		old := w.e.workers[o]
+		for old.pub.clock.Load() < t && !w.e.stopped() {
+			old.wakeUp()
+			runtime.Gosched()
+		}
+	}
 }
 
 // release hands the consumer, at t, the held records of the buckets this
@@ -144,7 +167,10 @@ func (w *worker) release(all bool, t int64) {
 	for _, r := range out {
 		// The wait is timed by the decision, not by the consumer's now,
 		// which is the latest arrival of the chunk the worker took.
-		wait := t - r.Arrival
+		// With several receive loops a worker can take one loop's
+		// records after another's later ones: a record let go at t may
+		// have arrived after t, and waited not at all.
+		wait := max(t-r.Arrival, 0)
 		hs.WaitNs += wait
 		hs.MaxWaitNs = max(hs.MaxWaitNs, wait)
 		w.takenBytes += uint64(r.Len)

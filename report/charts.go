@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"image/color"
+	"math"
 	"slices"
 	"strconv"
 
@@ -170,36 +171,84 @@ func sharesChart(m *Measures) (chart, error) {
 	ch := chart{Title: title}
 	p := newPlot(title, "flow slot rank (largest first)", "share of the worker's bytes (%)")
 	p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
-	lines, top := 0, 0.0
+	lines, top, with := 0, 0.0, 0
 	for i, c := range m.Consumers {
 		if len(c.Shares) == 0 {
 			continue
 		}
-		xys := make(plotter.XYs, len(c.Shares))
-		for r, s := range c.Shares {
-			xys[r] = plotter.XY{X: float64(r + 1), Y: 100 * s}
+		if with++; lines == maxChartLines {
+			continue
+		}
+		var xys plotter.XYs
+		for r := range thinned(len(c.Shares)) {
+			// A log scale takes only positive values (a file may hold others).
+			if y := 100 * c.Shares[r]; y > 0 && !math.IsInf(y, 0) {
+				xys = append(xys, plotter.XY{X: float64(r + 1), Y: y})
+			}
+		}
+		if len(xys) == 0 {
+			continue
 		}
 		l, err := plotter.NewLine(xys)
 		if err != nil {
 			return ch, fmt.Errorf("plot %s: %w", title, err)
 		}
 		l.Color, l.Width = plotutil.Color(i), vg.Points(1.5)
-		fair := plotter.NewFunction(func(float64) float64 { return 100 * c.FairShare })
-		fair.Color, fair.Dashes = plotutil.Color(i), []vg.Length{vg.Points(4), vg.Points(3)}
-		p.Add(l, fair)
+		p.Add(l)
 		p.Legend.Add(fmt.Sprintf("worker %d (%d slots)", c.Worker, c.Served), l)
-		p.Legend.Add(fmt.Sprintf("worker %d fair share", c.Worker), fair)
+		if c.FairShare > 0 && !math.IsInf(c.FairShare, 0) {
+			fair := plotter.NewFunction(func(float64) float64 { return 100 * c.FairShare })
+			fair.Color, fair.Dashes = plotutil.Color(i), []vg.Length{vg.Points(4), vg.Points(3)}
+			p.Add(fair)
+			p.Legend.Add(fmt.Sprintf("worker %d fair share", c.Worker), fair)
+		}
 		lines++
-		top = max(top, 100*c.Shares[0])
+		for _, xy := range xys {
+			top = max(top, xy.Y)
+		}
 	}
 	if lines == 0 {
 		ch.Note = "no flow shares: the consumer does not report them, or served nothing"
 		return ch, nil
 	}
 	p.Y.Max = top * 8 // room for the legend, a decade and more above the lines
+	ch.Note = shownNote(lines, with)
 	var err error
 	ch.SVG, err = svg(p)
 	return ch, err
+}
+
+// A chart draws what a page can show, whatever the run: at most
+// maxChartPoints points per line (a chart is 960 pixels wide) and
+// maxChartLines lines, the first workers', with a note saying how many.
+const (
+	maxChartPoints = 960
+	maxChartLines  = 16
+)
+
+// thinned yields at most maxChartPoints of the indexes 0 to n-1, evenly
+// spaced, the first and the last among them.
+func thinned(n int) func(yield func(int) bool) {
+	return func(yield func(int) bool) {
+		step := max(1, (n+maxChartPoints-2)/(maxChartPoints-1))
+		for i := 0; i < n; i += step {
+			if !yield(i) {
+				return
+			}
+		}
+		if (n-1)%step != 0 {
+			yield(n - 1)
+		}
+	}
+}
+
+// shownNote says that a chart shows only lines of its total, "" when it
+// shows them all.
+func shownNote(lines, total int) string {
+	if lines >= total {
+		return ""
+	}
+	return fmt.Sprintf("the first %d of %d workers shown", lines, total)
 }
 
 // timelineChart plots one value per worker and window over time.
@@ -212,7 +261,7 @@ func timelineChart(m *Measures, title, y string, value func(w *Window, worker in
 	p := newPlot(title, "time (s)", y)
 	if extra != nil {
 		var xys plotter.XYs
-		for k := range m.Timeline {
+		for k := range thinned(len(m.Timeline)) {
 			w := &m.Timeline[k]
 			xys = append(xys, plotter.XY{X: float64(w.StartNs) / 1e9, Y: extra.value(w)})
 		}
@@ -224,9 +273,11 @@ func timelineChart(m *Measures, title, y string, value func(w *Window, worker in
 		p.Add(l)
 		p.Legend.Add(extra.label, l)
 	}
-	for wi := range m.Consumers {
+	shown := min(len(m.Consumers), maxChartLines)
+	ch.Note = shownNote(shown, len(m.Consumers))
+	for wi := range shown {
 		var xys plotter.XYs
-		for k := range m.Timeline {
+		for k := range thinned(len(m.Timeline)) {
 			w := &m.Timeline[k]
 			if v, ok := value(w, wi); ok {
 				xys = append(xys, plotter.XY{X: float64(w.StartNs) / 1e9, Y: v})

@@ -115,7 +115,7 @@ figure { margin: 1em 0; } figcaption { font-weight: bold; }
 {{end}}
 {{if .M.Steering}}{{template "steering" .M.Steering}}{{end}}
 <h2>Charts</h2>
-{{range .Charts}}<figure>{{if .SVG}}{{.SVG}}{{else}}<figcaption>{{.Title}}</figcaption><p>{{.Note}}</p>{{end}}</figure>
+{{range .Charts}}<figure>{{if .SVG}}{{.SVG}}{{with .Note}}<p class="note">{{.}}</p>{{end}}{{else}}<figcaption>{{.Title}}</figcaption><p>{{.Note}}</p>{{end}}</figure>
 {{end}}
 
 <h2>Load per receive queue</h2>

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"math/bits"
 
 	"github.com/xdphash/xdphash/runstats"
 )
@@ -45,6 +47,15 @@ func check(st *runstats.RunStats) error {
 		if w.Worker != i {
 			return fmt.Errorf("worker %d is listed as worker %d", i, w.Worker)
 		}
+		f := w.Consumer.Flows
+		for _, n := range []int{f.Active, f.Buckets, f.Collisions, f.Slots, f.Served} {
+			if n < 0 || n > MaxFlows {
+				return fmt.Errorf("worker %d counts %d flows or flow buckets, want 0 to %d (distinct 32-bit hashes)", i, n, MaxFlows)
+			}
+		}
+	}
+	if err := checkAccounting(st); err != nil {
+		return err
 	}
 	for i, q := range st.Queues {
 		if len(q.Steered) > workers {
@@ -60,6 +71,56 @@ func check(st *runstats.RunStats) error {
 		case w.StartNs < 0:
 			return fmt.Errorf("window %d starts at %d ns, before the run", i, w.StartNs)
 		}
+	}
+	return nil
+}
+
+// MaxFlows bounds a worker's flow counts: flows are told apart by a 32-bit
+// hash.
+const MaxFlows = 1 << 32
+
+// checkAccounting recomputes the accounting from the queues' and workers'
+// counters (runstats.RunStats.Account), which the report then shows: a
+// file's balanced flag or totals are never taken on trust. It refuses
+// counters whose sums overflow, totals that differ from the counters they
+// sum, and more frames processed than received.
+func checkAccounting(st *runstats.RunStats) error {
+	var received, processed, dropped uint64
+	var over bool
+	add := func(sum *uint64, n uint64) {
+		var carry uint64
+		*sum, carry = bits.Add64(*sum, n, 0)
+		over = over || carry != 0
+	}
+	for _, q := range st.Queues {
+		add(&received, q.Stats.Frames)
+	}
+	for _, w := range st.Workers {
+		if w.Consumer.Backlog < 0 {
+			return fmt.Errorf("worker %d's consumer holds %d records", w.Worker, w.Consumer.Backlog)
+		}
+		add(&processed, w.Consumer.Dequeued)
+		add(&processed, uint64(w.Consumer.Backlog))
+		for _, n := range w.Drops {
+			add(&dropped, n)
+		}
+		for _, n := range w.Consumer.Drops {
+			add(&dropped, n)
+		}
+	}
+	add(&dropped, processed)
+	if over {
+		return errors.New("the frame counters overflow when added up")
+	}
+	file := st.Accounting
+	st.Account()
+	acc := st.Accounting
+	switch {
+	case acc.Processed > acc.Received:
+		return fmt.Errorf("%d frames processed of %d received", acc.Processed, acc.Received)
+	case file.Received != acc.Received || file.Processed != acc.Processed || !maps.Equal(file.Dropped, acc.Dropped):
+		return fmt.Errorf("the accounting says %d received, %d processed, drops %v; the queues and workers add up to %d, %d, %v",
+			file.Received, file.Processed, file.Dropped, acc.Received, acc.Processed, acc.Dropped)
 	}
 	return nil
 }

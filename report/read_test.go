@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -43,6 +44,18 @@ func TestReadRefuses(t *testing.T) {
 			"window 0 counts 5 queues, the run had 2"},
 		{"window of more workers", edited(func(st *runstats.RunStats) { st.Windows[0].WorkerBacklog = make([]int, 5) }),
 			"window 0 counts 5 workers, the run had 2"},
+		{"balanced flag over impossible counts", edited(func(st *runstats.RunStats) {
+			st.Queues[0].Stats.Frames, st.Queues[1].Stats.Frames = 60, 40
+			st.Accounting.Received, st.Accounting.Balanced = 100, true
+		}), "processed of 100 received"},
+		{"totals that the counters do not add up to", edited(func(st *runstats.RunStats) { st.Accounting.Received++ }),
+			"the queues and workers add up to"},
+		{"overflowing frame counters", edited(func(st *runstats.RunStats) { st.Queues[0].Stats.Frames = math.MaxUint64 }),
+			"overflow"},
+		{"overflowing flow count", edited(func(st *runstats.RunStats) { st.Workers[0].Consumer.Flows.Active = math.MaxInt64 }),
+			"counts 9223372036854775807 flows"},
+		{"negative flow count", edited(func(st *runstats.RunStats) { st.Workers[1].Consumer.Flows.Collisions = -1 }),
+			"worker 1 counts -1 flows"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -54,6 +67,11 @@ func TestReadRefuses(t *testing.T) {
 	}
 	if _, err := Read(strings.NewReader(whole)); err != nil {
 		t.Errorf("Read of a good run: %v", err)
+	}
+	// The balanced flag is recomputed, not taken from the file.
+	st, err := Read(strings.NewReader(edited(func(st *runstats.RunStats) { st.Accounting.Balanced = !st.Accounting.Balanced })))
+	if err != nil || st.Accounting.Balanced != good().Accounting.Balanced {
+		t.Errorf("a flipped balanced flag: %v, balanced %v; want it recomputed", err, st != nil && st.Accounting.Balanced)
 	}
 }
 

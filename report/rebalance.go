@@ -149,7 +149,7 @@ func (m *Measures) writeSteeringText(ew *errWriter) {
 	}
 	ew.printf("\nindirection table (%d buckets)\n", sm.RETASize)
 	tw := ew.table()
-	fmt.Fprintf(tw, "run\tmax/mean\tbound\tdrops per worker\tsojourn p50\tp95\tp99 per worker\tbuckets moved\tof the table/s\tflows moved\treordered\t\n")
+	cellf(tw, "run\tmax/mean\tbound\tdrops per worker\tsojourn p50\tp95\tp99 per worker\tbuckets moved\tof the table/s\tflows moved\treordered\t\n")
 	for _, r := range sm.Runs {
 		var drops, p50, p95, p99 []string
 		for w := range r.Drops {
@@ -158,7 +158,7 @@ func (m *Measures) writeSteeringText(ew *errWriter) {
 			p95 = append(p95, sojourn(r.SojournNs[w], "p95"))
 			p99 = append(p99, sojourn(r.SojournNs[w], "p99"))
 		}
-		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%s\t%s\t%s\t%s\t%d\t%.2f%%\t%d\t%d\t\n", r.Name, r.MaxMean, r.Bound, strings.Join(drops, " "),
+		cellf(tw, "%s\t%.3f\t%.3f\t%s\t%s\t%s\t%s\t%d\t%.2f%%\t%d\t%d\t\n", r.Name, r.MaxMean, r.Bound, strings.Join(drops, " "),
 			strings.Join(p50, " "), strings.Join(p95, " "), strings.Join(p99, " "), r.Moves, 100*r.MovesPerSec, r.FlowsMoved, r.Reordered)
 	}
 	ew.flush(tw)

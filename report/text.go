@@ -35,20 +35,20 @@ func (m *Measures) WriteText(w io.Writer) error {
 
 	ew.printf("receive queues\n")
 	tw := ew.table()
-	fmt.Fprintf(tw, "queue\tpackets\tbytes\tshare\t\n")
+	cellf(tw, "queue\tpackets\tbytes\tshare\t\n")
 	shares := fairness.Shares(m.Queues.Bytes)
 	for i := range m.Queues.Packets {
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%.1f%%\t\n", i, m.Queues.Packets[i], m.Queues.Bytes[i], 100*shares[i])
+		cellf(tw, "%d\t%d\t%d\t%.1f%%\t\n", i, m.Queues.Packets[i], m.Queues.Bytes[i], 100*shares[i])
 	}
 	ew.flush(tw)
 	ew.spread(&m.Queues)
 
 	ew.printf("\nworkers\n")
 	tw = ew.table()
-	fmt.Fprintf(tw, "worker\tpackets\tbytes\tshare\tflows\tdrops\tmax backlog\t\n")
+	cellf(tw, "worker\tpackets\tbytes\tshare\tflows\tdrops\tmax backlog\t\n")
 	shares = fairness.Shares(m.Workers.Bytes)
 	for i, c := range m.Consumers {
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%.1f%%\t%d\t%d\t%d\t\n", c.Worker, m.Workers.Packets[i], m.Workers.Bytes[i], 100*shares[i],
+		cellf(tw, "%d\t%d\t%d\t%.1f%%\t%d\t%d\t%d\t\n", c.Worker, m.Workers.Packets[i], m.Workers.Bytes[i], 100*shares[i],
 			c.Flows, sum(c.Drops), c.MaxBacklog)
 	}
 	ew.flush(tw)
@@ -58,9 +58,9 @@ func (m *Measures) WriteText(w io.Writer) error {
 
 	ew.printf("\nflows inside each worker's consumer (%s)\n", cmp.Or(r.Consumer, "?"))
 	tw = ew.table()
-	fmt.Fprintf(tw, "worker\tflows\tslots used\treachable\tcollisions\texpected\tJain\tmax share\tfair share\tdrops\tCE\tsojourn p50\tp99\tmax\t\n")
+	cellf(tw, "worker\tflows\tslots used\treachable\tcollisions\texpected\tJain\tmax share\tfair share\tdrops\tCE\tsojourn p50\tp99\tmax\t\n")
 	for _, c := range m.Consumers {
-		fmt.Fprintf(tw, "%d\t%d\t%d/%d\t%d\t%d\t%.1f\t%.4f\t%.2f%%\t%.2f%%\t%s\t%d\t%s\t%s\t%s\t\n",
+		cellf(tw, "%d\t%d\t%d/%d\t%d\t%d\t%.1f\t%.4f\t%.2f%%\t%.2f%%\t%s\t%d\t%s\t%s\t%s\t\n",
 			c.Worker, c.Flows, c.Buckets, c.Slots, c.ReachableSlots, c.Collisions, c.ExpectedCollisions, c.Jain, 100*c.MaxShare, 100*c.FairShare,
 			dropList(c.Drops, "consumer/"), c.CEMarks,
 			sojourn(c.SojournNs, "p50"), sojourn(c.SojournNs, "p99"), sojourn(c.SojournNs, "max"))
@@ -73,13 +73,13 @@ func (m *Measures) WriteText(w io.Writer) error {
 		}
 		ew.printf("\ntop flows of worker %d\n", c.Worker)
 		tw = ew.table()
-		fmt.Fprintf(tw, "bytes\tshare\t±bytes\tpackets\tproto\tsource\tdestination\thash\t\n")
+		cellf(tw, "bytes\tshare\t±bytes\tpackets\tproto\tsource\tdestination\thash\t\n")
 		for _, f := range c.Top {
 			share := 0.0
 			if c.Bytes > 0 {
 				share = float64(f.Bytes) / float64(c.Bytes)
 			}
-			fmt.Fprintf(tw, "%d\t%.2f%%\t%d\t%d\t%d\t%s\t%s\t%08x\t\n", f.Bytes, 100*share, f.ErrorBytes, f.Packets, f.Proto,
+			cellf(tw, "%d\t%.2f%%\t%d\t%d\t%d\t%s\t%s\t%08x\t\n", f.Bytes, 100*share, f.ErrorBytes, f.Packets, f.Proto,
 				hostPort(f.Src, f.SPort), hostPort(f.Dst, f.DPort), f.Hash)
 		}
 		ew.flush(tw)
@@ -95,7 +95,7 @@ func (m *Measures) WriteText(w io.Writer) error {
 		tw = ew.table()
 		for _, k := range slices.Sorted(maps.Keys(m.Drops)) {
 			if m.Drops[k] > 0 {
-				fmt.Fprintf(tw, "%s\t%d\t\n", k, m.Drops[k])
+				cellf(tw, "%s\t%d\t\n", k, m.Drops[k])
 			}
 		}
 		ew.flush(tw)
@@ -112,7 +112,7 @@ type errWriter struct {
 
 func (e *errWriter) printf(format string, args ...any) {
 	if e.err == nil {
-		_, e.err = fmt.Fprintf(e.w, format, args...)
+		_, e.err = fmt.Fprintf(e.w, format, escapeArgs(args)...)
 	}
 }
 

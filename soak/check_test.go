@@ -124,3 +124,23 @@ func TestResultCount(t *testing.T) {
 		t.Error("one passed check: not passed")
 	}
 }
+
+// TestChecksInterruptedBeforeTraffic: a soak stopped by a signal before it
+// sent anything skips accounting, hash and steering (nothing was checked);
+// one that ran its course without traffic fails them.
+func TestChecksInterruptedBeforeTraffic(t *testing.T) {
+	st := &runstats.RunStats{}
+	st.Account()
+	hc, sc, _ := checkSamples(nil, 0, hash.Key{}, 2)
+	for _, tt := range []struct {
+		interrupted bool
+		want        string
+	}{{true, "SKIP"}, {false, "FAIL"}} {
+		checks := runChecks(0, LinkDeltas{}, st, hc, sc, nil, tt.interrupted)
+		for _, c := range checks[:3] {
+			if c.Verdict() != tt.want {
+				t.Errorf("interrupted %v, no traffic: %q is %s, want %s (%s)", tt.interrupted, c.Name, c.Verdict(), tt.want, c.Detail)
+			}
+		}
+	}
+}

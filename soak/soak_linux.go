@@ -217,7 +217,7 @@ func Run(ctx context.Context, cfg Config) (_ *Result, err error) {
 	}
 	hc, sc, sum := checkSamples(sampler.Samples(), sampler.Taken(), key, cfg.Workers)
 	res.Samples = sum
-	res.Checks = []Check{checkAccounting(gen.Frames, res.Links, r.st), hc, sc, checkMemory(res.Memory)}
+	res.Checks = runChecks(gen.Frames, res.Links, r.st, hc, sc, res.Memory, ctx.Err() != nil)
 	if cfg.CheckDevice {
 		seen, pushed, err := push.Counts()
 		if err != nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"runtime"
 	"time"
 
@@ -36,6 +35,15 @@ the table gives medians. It also measures what an open gate costs on a frame of
 its class that its fast path declines.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			var jsonFile *pendingOutput
+			if jsonOut != "" {
+				f, err := createOutput(jsonOut)
+				if err != nil {
+					return err
+				}
+				defer f.Abort()
+				jsonFile = f
+			}
 			rep := bench.Dissect(bench.Options{Rounds: rounds, PerTime: perTime})
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "machine: %s; %d CPUs; kernel %s; %s\n\n", kernel.CPUModel(), runtime.NumCPU(), kernel.Release(), runtime.Version())
@@ -47,8 +55,8 @@ its class that its fast path declines.`,
 				if err != nil {
 					return err
 				}
-				if err := os.WriteFile(jsonOut, append(b, '\n'), 0o644); err != nil {
-					return fmt.Errorf("write %s: %w", jsonOut, err)
+				if err := jsonFile.Commit(append(b, '\n')); err != nil {
+					return err
 				}
 			}
 			return nil

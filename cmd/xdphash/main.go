@@ -21,7 +21,7 @@ const (
 	exitDivergence  = 1   // a check failed: the implementations disagree (verify), a soak check failed
 	exitFailure     = 2   // usage or runtime error
 	exitSkipped     = 3   // no check failed, but one could not judge (soak: a run too short)
-	exitInterrupted = 130 // SIGINT or SIGTERM, after the partial run's reports were written (soak)
+	exitInterrupted = 130 // SIGINT or SIGTERM, after the partial run's reports were written (soak, run)
 )
 
 // exitError is how a command asks for an exit status other than exitFailure:
@@ -133,7 +133,7 @@ fq/fq_codel qdiscs, and reports how fairly the load spread.
 
 Exit status: 0 success, 1 a check failed (verify's divergences, a soak
 check), 2 usage or runtime error, 3 a soak check could not judge, 130 a soak
-interrupted.`,
+or a run interrupted by SIGINT or SIGTERM.`,
 		Version: version(),
 		// run prints errors once, in its own format, and the usage after
 		// usage errors only.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 
@@ -11,7 +12,13 @@ import (
 	"github.com/xdphash/xdphash/internal/xdptest"
 )
 
-func TestMain(m *testing.M) { xdptest.Main(m) }
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(signalChildEnv); dir != "" {
+		// Before Main, whose signal handler would end the child by SIGINT.
+		os.Exit(runSignalChild(dir))
+	}
+	xdptest.Main(m)
+}
 
 // TestRunExitStatus checks how the error a command returns becomes the exit
 // status and the message on stderr.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/xdphash/xdphash/internal/output"
 	"github.com/xdphash/xdphash/report"
 	"github.com/xdphash/xdphash/runstats"
 )
@@ -48,6 +49,9 @@ SVG, nothing loaded from the network); --json writes the computed measures
 }
 
 func runReport(cmd *cobra.Command, path string, opts *reportOptions) error {
+	if err := checkFiles([]string{"RUN.json", path}, []string{"--html", opts.html, "--json", opts.json}); err != nil {
+		return err
+	}
 	st, err := readRunFile(cmd.InOrStdin(), path)
 	if err != nil {
 		return err
@@ -88,19 +92,7 @@ func readRunFile(stdin io.Reader, path string) (*runstats.RunStats, error) {
 }
 
 // writeFile creates path and writes it with write; a failed write leaves
-// no partial file behind.
+// what was at path as it was.
 func writeFile(path string, write func(io.Writer) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("create %s: %w", path, err)
-	}
-	err = write(f)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(path)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return output.WriteWith(path, write)
 }

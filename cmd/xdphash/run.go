@@ -205,7 +205,7 @@ frame is accounted for: received = processed + each counted drop.`,
 	f.Var(newChoiceFlag(&opts.xdpMode, source.XDPModes...), "xdp-mode", "AF_XDP: where the XDP program runs")
 	f.BoolVar(&opts.zeroCopy, "zero-copy", false, "AF_XDP: bind in zero-copy mode (native mode, driver support)")
 	f.IntVar(&opts.frames, "frames", 0, "AF_XDP: UMEM frames per queue (default 4096)")
-	f.IntVar(&opts.frameSize, "frame-size", 0, "AF_XDP: bytes per UMEM frame, 2048 or 4096 (default 2048; 4096 for an MTU above 1500)")
+	f.IntVar(&opts.frameSize, "frame-size", 0, "AF_XDP: bytes per UMEM frame, 2048 or 4096 (default 2048, or 4096 when the MTU does not fit in 2048 with the headers and the 256-byte headroom)")
 	f.IntVar(&opts.xdpRingSize, "xdp-ring-size", 0, "AF_XDP: fill and RX ring entries (default 2048)")
 	f.Var(newChoiceFlag(&opts.rxMode, source.RxModes...), "rx-mode", "AF_XDP: how a receive loop waits: spin, poll, or auto")
 	opts.device.addFlags(f)
@@ -524,6 +524,9 @@ func runRun(cmd *cobra.Command, log *slog.Logger, o *runOptions) (err error) {
 	if err != nil {
 		return err
 	}
+	if err := checkFiles([]string{"--pcap", o.pcap}, []string{"--out", o.out, "--write", o.write}); err != nil {
+		return err
+	}
 	var out *pendingOutput
 	if o.out != "" {
 		if out, err = createOutput(o.out); err != nil {
@@ -568,8 +571,9 @@ func runRun(cmd *cobra.Command, log *slog.Logger, o *runOptions) (err error) {
 		return err
 	}
 
-	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+	sigCtx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	ctx := sigCtx
 	if o.duration > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, o.duration)
@@ -614,6 +618,10 @@ func runRun(cmd *cobra.Command, log *slog.Logger, o *runOptions) (err error) {
 	}
 	if runErr == nil {
 		runErr = deviceHashVerdict(stats)
+	}
+	if sigCtx.Err() != nil && cmd.Context().Err() == nil {
+		// Signalled: the reports of the partial run are written.
+		return &exitError{code: exitInterrupted, err: runErr}
 	}
 	return runErr
 }

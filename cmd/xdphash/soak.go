@@ -75,10 +75,7 @@ the namespace, CAP_NET_ADMIN and CAP_BPF for the rest).`,
 				opts.cfg.Profile = "tunnels" // the default's VLAN frames cannot pass through AF_PACKET unchanged
 			}
 			opts.cfg.Rate = opts.rate.pps
-			if opts.out == "" {
-				opts.out = "xdphash-soak-" + time.Now().Format("20060102-150405")
-			}
-			undo, err := checkOutputDir(opts.out)
+			undo, err := opts.claimOut()
 			if err != nil {
 				return err
 			}

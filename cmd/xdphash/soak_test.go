@@ -48,13 +48,46 @@ func TestSoakOutChecked(t *testing.T) {
 		t.Errorf("%s exists", dir)
 	}
 	out := filepath.Join(t.TempDir(), "made")
-	undo, err := checkOutputDir(out)
+	o := soakOptions{out: out}
+	undo, err := o.claimOut()
 	if err != nil {
 		t.Fatal(err)
 	}
 	undo()
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("an output directory checked and left empty is still there: %v", err)
+	}
+}
+
+// TestSoakOutNotReused: a soak never writes into a directory that holds
+// another run's reports: a given --out with a run.json is refused before the
+// lab, and two soaks without --out in the same second get two directories.
+func TestSoakOutNotReused(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, soak.FileRun), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := runXdphash(t, nil, "soak", "--duration", "1h", "--out", dir)
+	if code != exitFailure || !strings.Contains(stderr, "holds another run's files") {
+		t.Errorf("exit %d, stderr:\n%s\nwant the directory refused", code, stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, soak.FileRun)); string(b) != "{}" {
+		t.Errorf("the earlier run.json holds %q", b)
+	}
+	t.Chdir(t.TempDir())
+	var a, b soakOptions
+	undoA, err := a.claimOut()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer undoA()
+	undoB, err := b.claimOut()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer undoB()
+	if a.out == b.out {
+		t.Errorf("two soaks share %s", a.out)
 	}
 }
 

@@ -28,4 +28,7 @@ var (
 
 	// ErrClosed means the object was used after Close.
 	ErrClosed = errors.New("use after close")
+
+	// ErrInterfaceGone reports a socket whose interface was deleted.
+	ErrInterfaceGone = errors.New("the interface is gone")
 )

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"runtime"
 	"strconv"
@@ -95,6 +96,7 @@ type XSK struct {
 	sock      *xdp.Socket
 	fd        int
 	queue     int
+	ifindex   int
 	ino       uint64     // the socket's inode, naming its ring mappings in /proc/self/maps
 	umem      []byte     // the whole UMEM, for unmapping it
 	chunkMask uint64     // clears the offset within a frame from an address
@@ -144,7 +146,7 @@ func NewXSK(ifindex, queue int, cfg XSKConfig) (_ *XSK, err error) {
 	if err != nil {
 		return nil, socketError(ifindex, queue, cfg.ZeroCopy, err)
 	}
-	s := &XSK{sock: sock, fd: sock.FD(), queue: queue, wake: -1, chunkMask: ^uint64(cfg.FrameSize - 1)}
+	s := &XSK{sock: sock, fd: sock.FD(), queue: queue, ifindex: ifindex, wake: -1, chunkMask: ^uint64(cfg.FrameSize - 1)}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -272,18 +274,44 @@ func (s *XSK) Free() int { return len(s.free) }
 
 // Wait blocks in poll(2) until the RX ring has frames or Wake is called.
 func (s *XSK) Wait() error {
+	_, err := s.WaitFor(-1)
+	return err
+}
+
+// WaitFor is Wait for at most timeout (a negative timeout waits without
+// end); woken is false when the time ran out.
+func (s *XSK) WaitFor(timeout time.Duration) (woken bool, err error) {
+	ms := -1
+	if timeout >= 0 {
+		ms = int(timeout.Milliseconds())
+	}
 	for {
-		_, err := unix.Poll(s.pfds[:], -1)
+		n, err := unix.Poll(s.pfds[:], ms)
 		if err == nil {
 			if s.pfds[0].Revents&(unix.POLLERR|unix.POLLHUP|unix.POLLNVAL) != 0 {
-				return fmt.Errorf("poll AF_XDP socket of queue %d: events %#x: the socket failed (its interface gone?)", s.queue, s.pfds[0].Revents)
+				return true, fmt.Errorf("poll AF_XDP socket of queue %d: events %#x: the socket failed (its interface gone?)", s.queue, s.pfds[0].Revents)
 			}
-			return nil
+			return n > 0, nil
 		}
 		if err != unix.EINTR {
-			return fmt.Errorf("poll AF_XDP socket of queue %d: %w", s.queue, err)
+			return false, fmt.Errorf("poll AF_XDP socket of queue %d: %w", s.queue, err)
 		}
 	}
+}
+
+// Alive reports whether the socket still receives: an error wrapping
+// ErrInterfaceGone when its interface was deleted. The kernel then unbinds
+// the socket, whose poll(2) no longer reports anything (xsk_poll of an
+// unbound socket), and sets its error to ENETDOWN (xsk_notifier).
+func (s *XSK) Alive() error {
+	soErr, err := unix.GetsockoptInt(s.fd, unix.SOL_SOCKET, unix.SO_ERROR)
+	if err == nil && soErr == int(unix.ENETDOWN) {
+		return fmt.Errorf("AF_XDP socket of queue %d: %w (the socket reports ENETDOWN)", s.queue, ErrInterfaceGone)
+	}
+	if _, err := net.InterfaceByIndex(s.ifindex); err != nil && strings.Contains(err.Error(), "no such network interface") {
+		return fmt.Errorf("AF_XDP socket of queue %d: %w (no interface of index %d)", s.queue, ErrInterfaceGone, s.ifindex)
+	}
+	return nil
 }
 
 // Wake ends a Wait in progress, and every later Wait at once: the wake-up

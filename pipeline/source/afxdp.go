@@ -72,9 +72,12 @@ var RxModes = []RxMode{RxAuto, RxSpin, RxPoll}
 // Defaults of AFXDPConfig: each queue's socket takes internal/kernel's sizes.
 const (
 	DefaultAFXDPFrames    = kernel.DefaultXSKFrames    // UMEM frames per queue
-	DefaultAFXDPFrameSize = kernel.DefaultXSKFrameSize // bytes per frame
-	DefaultAFXDPRingSize  = kernel.DefaultXSKRingSize  // fill and RX ring entries
-	DefaultAFXDPBatch     = 64                         // frames per Receive at most
+	DefaultAFXDPFrameSize = kernel.DefaultXSKFrameSize // bytes per frame: a 1500-byte MTU fits
+	// LargeAFXDPFrameSize is the frame size taken instead of the default
+	// when the interface's MTU does not fit the default.
+	LargeAFXDPFrameSize  = 4096
+	DefaultAFXDPRingSize = kernel.DefaultXSKRingSize // fill and RX ring entries
+	DefaultAFXDPBatch    = 64                        // frames per Receive at most
 )
 
 // AFXDPConfig describes an AF_XDP source. A zero field takes its default.

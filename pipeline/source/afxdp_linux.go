@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/xdphash/xdphash/internal/kernel"
 )
@@ -51,6 +53,9 @@ type afxdpQueue struct {
 	// shut: Close has closed the socket (guarded by mu). When the caller
 	// held a batch then, the UMEM stays mapped until its next Receive.
 	shut bool
+	// checked is the clock when Receive last checked that the interface
+	// exists (guarded by mu).
+	checked int64
 
 	// Counted per batch, read by Stats from any goroutine.
 	frames, bytes atomic.Uint64
@@ -74,6 +79,7 @@ func OpenAFXDP(cfg AFXDPConfig) (Source, error) {
 }
 
 func openAFXDP(cfg AFXDPConfig) (_ *AFXDP, err error) {
+	autoFrameSize := cfg.FrameSize == 0
 	cfg, err = cfg.withDefaults()
 	if err != nil {
 		return nil, fmt.Errorf("open AF_XDP: %w", err)
@@ -107,9 +113,18 @@ func openAFXDP(cfg AFXDPConfig) (_ *AFXDP, err error) {
 	}
 	// Room for the MTU, an Ethernet header with one VLAN tag, and the
 	// kernel's headroom: a larger frame is dropped (rx_dropped).
-	if need := ifi.MTU + 18 + kernel.XSKHeadroom; need > cfg.FrameSize {
-		return nil, fmt.Errorf("open AF_XDP on %s: %w: frame size %d cannot hold the MTU %d (%d bytes with headers and the kernel's %d-byte headroom): use a larger frame size (--frame-size 4096) or lower the MTU",
-			cfg.Iface, ErrAFXDPConfig, cfg.FrameSize, ifi.MTU, need, kernel.XSKHeadroom)
+	need := ifi.MTU + 18 + kernel.XSKHeadroom
+	page := os.Getpagesize()
+	if autoFrameSize && need > cfg.FrameSize && LargeAFXDPFrameSize <= page {
+		cfg.FrameSize, xcfg.FrameSize = LargeAFXDPFrameSize, LargeAFXDPFrameSize
+	}
+	if need > cfg.FrameSize {
+		hint := fmt.Sprintf("use a larger frame size (--frame-size %d) or lower the MTU", page)
+		if cfg.FrameSize >= page || need > page {
+			hint = fmt.Sprintf("lower the MTU to at most %d (a frame is at most a %d-byte page)", page-18-kernel.XSKHeadroom, page)
+		}
+		return nil, fmt.Errorf("open AF_XDP on %s: %w: frame size %d cannot hold the MTU %d (%d bytes with headers and the kernel's %d-byte headroom): %s",
+			cfg.Iface, ErrAFXDPConfig, cfg.FrameSize, ifi.MTU, need, kernel.XSKHeadroom, hint)
 	}
 
 	s := &AFXDP{iface: cfg.Iface, mode: cfg.Mode, rxMode: cfg.RxMode}
@@ -253,6 +268,13 @@ func (q *afxdpQueue) close() error {
 // Queue is the receive queue's index on the interface.
 func (q *afxdpQueue) Queue() int { return q.queue }
 
+// An idle queue checks that its interface still exists about every
+// aliveCheck; spinning, it reads the clock every spinsPerCheck empty polls.
+const (
+	aliveCheck    = 250 * time.Millisecond
+	spinsPerCheck = 1 << 14
+)
+
 // Receive hands out the frames on the queue's RX ring, at most the batch size
 // and cap(b.Frames) (when it is not zero), waiting for one to arrive by
 // spinning or in poll(2). Every frame of the batch has the same Arrival, the
@@ -277,7 +299,7 @@ func (q *afxdpQueue) Receive(b *Batch) error {
 		return ErrClosed
 	}
 	var n int
-	for {
+	for spins := 1; ; spins++ {
 		if q.src.closed.Load() {
 			q.mu.Unlock()
 			return ErrClosed
@@ -285,10 +307,24 @@ func (q *afxdpQueue) Receive(b *Batch) error {
 		if n = q.xsk.Receive(limit); n > 0 {
 			break
 		}
-		if !q.spin {
-			if err := q.xsk.Wait(); err != nil {
+		// An idle queue checks now and then that its interface is still
+		// there: a deleted interface's socket just stays silent.
+		check := false
+		if q.spin {
+			check = spins%spinsPerCheck == 0 && q.clock()-q.checked >= int64(aliveCheck)
+		} else {
+			woken, err := q.xsk.WaitFor(aliveCheck)
+			if err != nil {
 				q.mu.Unlock()
 				return err
+			}
+			check = !woken
+		}
+		if check {
+			q.checked = q.clock()
+			if err := q.xsk.Alive(); err != nil {
+				q.mu.Unlock()
+				return fmt.Errorf("interface %s: %w", q.src.iface, err)
 			}
 		}
 	}

@@ -246,6 +246,7 @@ const killChildEnv = "XDPHASH_AFXDP_KILL_CHILD"
 func TestOpenAFXDPErrors(t *testing.T) {
 	lab := xdptest.NewLab(t, vethlab.Config{Queues: 2})
 	bigMTU := xdptest.NewLab(t, vethlab.Config{Queues: 1, MTU: 2000})
+	jumbo := xdptest.NewLab(t, vethlab.Config{Queues: 1, MTU: 9000})
 	tests := []struct {
 		name string
 		cfg  AFXDPConfig
@@ -261,8 +262,10 @@ func TestOpenAFXDPErrors(t *testing.T) {
 			[]string{"no AF_XDP zero-copy", "drop --zero-copy"}},
 		{"zero-copy in generic mode", AFXDPConfig{Iface: lab.Host, ZeroCopy: true, Mode: XDPGeneric}, ErrAFXDPConfig,
 			[]string{"zero-copy needs native XDP"}},
-		{"frame size below the MTU", AFXDPConfig{Iface: bigMTU.Host}, ErrAFXDPConfig,
+		{"frame size below the MTU", AFXDPConfig{Iface: bigMTU.Host, FrameSize: 2048}, ErrAFXDPConfig,
 			[]string{"frame size 2048 cannot hold the MTU 2000"}},
+		{"MTU above the larger frame size", AFXDPConfig{Iface: jumbo.Host}, ErrAFXDPConfig,
+			[]string{"frame size 4096 cannot hold the MTU 9000"}},
 		{"frame size not a power of two", AFXDPConfig{Iface: lab.Host, FrameSize: 3000}, ErrAFXDPConfig,
 			[]string{"frame size 3000"}},
 		{"batch above the ring size", AFXDPConfig{Iface: lab.Host, RingSize: 64, Frames: 64, Batch: 65}, ErrAFXDPConfig, nil},
@@ -285,12 +288,23 @@ func TestOpenAFXDPErrors(t *testing.T) {
 					t.Errorf("error %q does not say %q", err, want)
 				}
 			}
-			for _, iface := range []string{lab.Host, bigMTU.Host} {
+			for _, iface := range []string{lab.Host, bigMTU.Host, jumbo.Host} {
 				if xdpAttached(t, iface) {
 					t.Errorf("the failed OpenAFXDP left an XDP program on %s", iface)
 				}
 			}
 		})
+	}
+}
+
+// TestAFXDPFrameSizeFollowsMTU: without a frame size, an interface whose
+// MTU the default 2048-byte frame cannot hold gets 4096-byte frames, as
+// --frame-size's help says, and opens.
+func TestAFXDPFrameSizeFollowsMTU(t *testing.T) {
+	lab := xdptest.NewLab(t, vethlab.Config{Queues: 1, MTU: 3000})
+	openSource(t, AFXDPConfig{Iface: lab.Host, Mode: XDPGeneric})
+	if !xdpAttached(t, lab.Host) {
+		t.Error("no XDP program attached")
 	}
 }
 

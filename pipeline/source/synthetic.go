@@ -235,6 +235,13 @@ func (q *synthQueue) Receive(b *Batch) error {
 			return ErrClosed
 		}
 		now = cfg.Clock()
+		if cfg.Replay.Mode == ReplayRate {
+			// Frame by frame, as a paced capture: only the frames due by
+			// now (frame k is due k gaps after the start), at least the
+			// one waited for.
+			due := uint64(float64(now-q.start)/q.gap) + 1
+			n = min(n, max(due, q.sent+1)-q.sent)
+		}
 	}
 	var bytes uint64
 	for slot := range int(n) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -90,6 +91,34 @@ func TestSyntheticLivePace(t *testing.T) {
 	// The last batch starts at frame 1984: 19.84 ms.
 	if d := time.Since(start); d < 19*time.Millisecond || len(got) != 2000 {
 		t.Errorf("%d frames at 100 kpps took %s", len(got), d)
+	}
+}
+
+// TestSyntheticPacedFrameByFrame: a live paced source hands out the frames
+// due by the clock's time, not a whole batch at the first frame's time:
+// at 1 pps, one frame at 0 s, two more by 2.5 s.
+func TestSyntheticPacedFrameByFrame(t *testing.T) {
+	var now atomic.Int64
+	src, err := NewSynthetic([][]byte{dissect.SampleFrame(dissect.ShapeEthIP)}, SyntheticConfig{
+		Replay: Replay{Mode: ReplayRate, PPS: 1}, Clock: now.Load,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	q := src.Queues()[0]
+	b := NewBatch(64)
+	for _, step := range []struct {
+		at   int64
+		want int
+	}{{0, 1}, {2.5e9, 2}, {3e9, 1}} {
+		now.Store(step.at)
+		if err := q.Receive(b); err != nil {
+			t.Fatal(err)
+		}
+		if b.Len() != step.want {
+			t.Errorf("at %d ns: %d frames, want %d", step.at, b.Len(), step.want)
+		}
 	}
 }
 

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/xdphash/xdphash/internal/xdptest"
+	"github.com/xdphash/xdphash/runstats"
+)
+
+// signalChildEnv marks the child of TestRunSIGINT; its value is the
+// directory the child writes its run.json to.
+const signalChildEnv = "XDPHASH_RUN_SIGNAL_CHILD"
+
+// readyWriter passes nothing on and prints "ready" on out once the run's log
+// says the metrics are served: the run has its signal handler by then and
+// starts the engine next.
+type readyWriter struct {
+	out  *os.File
+	buf  []byte
+	said bool
+}
+
+func (w *readyWriter) Write(p []byte) (int, error) {
+	if !w.said {
+		w.buf = append(w.buf, p...)
+		if bytes.Contains(w.buf, []byte("serving metrics")) {
+			w.said = true
+			w.out.WriteString("ready\n")
+		}
+	}
+	return len(p), nil
+}
+
+// runSignalChild is TestRunSIGINT's child: the run it interrupts, with its
+// exit status.
+func runSignalChild(dir string) int {
+	root := newRootCmd()
+	root.SetErr(&readyWriter{out: os.Stdout})
+	return run(root, []string{
+		"run", "--synthetic", "hotset", "--steer", "reta", "--rebalance=1ms", "--rebalance-hold",
+		"--virtual-clock", "--virtual-queues", "2", "--hash-key", "000102030405060708090a0b0c0d0e0f",
+		"--metrics-addr", "127.0.0.1:0", "--out", filepath.Join(dir, "run.json"),
+	})
+}
+
+// TestRunSIGINT sends SIGINT to a run, in a child process, of the
+// rebalancing hold on the virtual clock over two receive loops (a run that
+// once deadlocked and ignored signals): it must end promptly with exit
+// status 130 and write the partial run's report.
+func TestRunSIGINT(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestRunSIGINT$")
+	xdptest.StartChild(t, cmd, signalChildEnv+"="+dir, func(line string) bool { return line == "ready" })
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	bound := time.NewTimer(time.Minute)
+	defer bound.Stop()
+	select {
+	case err := <-exited:
+		if ee, ok := errors.AsType[*exec.ExitError](err); !ok || ee.ExitCode() != exitInterrupted {
+			t.Fatalf("the run ended with %v after SIGINT; want exit status %d", err, exitInterrupted)
+		}
+	case <-bound.C:
+		cmd.Process.Kill()
+		<-exited
+		t.Fatal("the run still runs a minute after SIGINT")
+	}
+	st := xdptest.ReadJSON[runstats.RunStats](t, filepath.Join(dir, "run.json"))
+	if !st.Accounting.Balanced {
+		t.Errorf("the partial run's accounting %+v: want balanced", st.Accounting)
+	}
+	if !strings.HasPrefix(st.Config.Source, "synthetic:") {
+		t.Errorf("source %q, want the synthetic run's", st.Config.Source)
+	}
+}
