@@ -3,8 +3,8 @@
 // kernel objects opened for a test and closed after it (Open: the kernel
 // hash oracle, for one), network labs and a sender into them (NewLab, Send,
 // XDPAttached), the leak-checking TestMain (Main), run-JSON and output
-// readers (ReadJSON, Output), and the template frames of the pipeline's
-// tests. Only tests import it: the xdphash binary never links package
+// readers (ReadJSON, Output), the template frames of the pipeline's tests,
+// and the one writer of the tests' capture files (WriteCapture). Only tests import it: the xdphash binary never links package
 // testing.
 //
 // Of the project's packages it imports only corpus and vethlab, which
