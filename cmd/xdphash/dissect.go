@@ -17,9 +17,9 @@ import (
 	"github.com/gopacket/gopacket/layers"
 	"github.com/spf13/cobra"
 
+	"github.com/xdphash/xdphash/capture"
 	"github.com/xdphash/xdphash/dissect"
 	"github.com/xdphash/xdphash/hash"
-	"github.com/xdphash/xdphash/pipeline/source"
 )
 
 // dissectOptions are the flags of xdphash dissect.
@@ -128,7 +128,7 @@ func runDissect(cmd *cobra.Command, log *slog.Logger, name string, opts *dissect
 	}
 	defer in.Close()
 
-	capture, err := openEthernetCapture(in, name)
+	reader, err := capture.OpenEthernet(in, name)
 	if err != nil {
 		return err
 	}
@@ -144,7 +144,7 @@ func runDissect(cmd *cobra.Command, log *slog.Logger, name string, opts *dissect
 		d.SetGates(dissect.AllGates)
 		d.EnableAuto(dissect.AutoConfig{})
 	}
-	err = dissectFrames(out, log, capture, name, key, d, opts)
+	err = dissectFrames(out, log, reader, name, key, d, opts)
 	if ferr := out.Flush(); ferr != nil && err == nil {
 		err = fmt.Errorf("write output: %w", ferr)
 	}
@@ -152,11 +152,6 @@ func runDissect(cmd *cobra.Command, log *slog.Logger, name string, opts *dissect
 		writeDissectorStats(cmd.ErrOrStderr(), d)
 	}
 	return err
-}
-
-// openEthernetCapture opens a pcap or pcapng capture of Ethernet frames.
-func openEthernetCapture(in io.Reader, name string) (source.CaptureReader, error) {
-	return source.OpenEthernetCapture(in, name)
 }
 
 // openInput opens the capture file name, or stdin for "-", and returns it with
@@ -184,9 +179,9 @@ type frameResult struct {
 	tag   dissect.VLANTag // the metadata VLAN tag the frame was dissected with
 }
 
-// dissectFrames dissects and hashes every frame of capture and writes one
+// dissectFrames dissects and hashes every frame of reader and writes one
 // result per frame to out.
-func dissectFrames(out *bufio.Writer, log *slog.Logger, capture source.CaptureReader, name string, key hash.Key, d *dissect.Dissector, opts *dissectOptions) error {
+func dissectFrames(out *bufio.Writer, log *slog.Logger, reader capture.Reader, name string, key hash.Key, d *dissect.Dissector, opts *dissectOptions) error {
 	if opts.format == formatText {
 		// The key makes the hashes reproducible: --hash-key takes it back.
 		fmt.Fprintf(out, "# xdphash dissect %s: hash key %s, path %s, flags %s",
@@ -204,7 +199,7 @@ func dissectFrames(out *bufio.Writer, log *slog.Logger, capture source.CaptureRe
 		snapped int // frames captured shorter than they were on the wire
 	)
 	for index := 0; ; index++ {
-		frame, info, tag, err := readTaggedFrame(capture, opts.tag.tag)
+		frame, info, tag, err := capture.ReadTagged(reader, opts.tag.tag)
 		if err != nil {
 			// The pcap reader returns a bare io.EOF also when a record's header
 			// was read but none of its data.
