@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/gopacket/gopacket"
-	"github.com/gopacket/gopacket/layers"
 	"github.com/spf13/cobra"
 
 	"github.com/xdphash/xdphash/capture"
@@ -313,63 +312,19 @@ func addrString(a netip.Addr) string {
 	return a.String()
 }
 
-// appendFrameText appends the --format text line of r:
+// appendFrameText appends the --format text line of r: its index, the
+// dissector's result, the keys (dissect.FlowKeys.AppendTo), a capture
+// shorter than the frame, and the hash:
 //
 //	0 ok ipv4 198.18.0.1:1025 > 198.18.0.2:80 proto 6 thoff 34 hash aa09f22d l4
-//
-// n_proto follows the addresses when it is not the one their type implies;
-// flags, VLAN, flow label, GRE key and a capture shorter than the frame are
-// shown when present.
 func appendFrameText(b []byte, r *frameResult) []byte {
-	k := r.keys
 	b = strconv.AppendInt(b, int64(r.index), 10)
 	if r.ok {
 		b = append(b, " ok "...)
 	} else {
 		b = append(b, " bad "...)
 	}
-	at := k.AddrType()
-	b = append(b, at.String()...)
-	switch at {
-	case dissect.AddrIPv4, dissect.AddrIPv6:
-		b = append(b, ' ')
-		b = netip.AddrPortFrom(k.Src(), k.SrcPort()).AppendTo(b)
-		b = append(b, " > "...)
-		b = netip.AddrPortFrom(k.Dst(), k.DstPort()).AppendTo(b)
-	case dissect.AddrTIPC:
-		b = append(b, " key 0x"...)
-		b = appendHex(b, uint64(k.TIPCKey()), 8)
-	}
-	if impliedEtherType(at) != k.NProto() {
-		b = append(b, " n_proto "...)
-		b = appendEtherType(b, k.NProto())
-	}
-	b = append(b, " proto "...)
-	b = strconv.AppendUint(b, uint64(k.IPProto()), 10)
-	b = append(b, " thoff "...)
-	b = strconv.AppendUint(b, uint64(k.THoff()), 10)
-	if f := k.Flags(); f != 0 {
-		b = append(b, " flags 0x"...)
-		b = strconv.AppendUint(b, uint64(f), 16)
-	}
-	if tpid := k.VLANTPID(); tpid != 0 {
-		b = append(b, " vlan "...)
-		b = strconv.AppendUint(b, uint64(k.VLANID()), 10)
-		b = append(b, " prio "...)
-		b = strconv.AppendUint(b, uint64(k.VLANPriority()), 10)
-		b = append(b, " tpid "...)
-		b = appendEtherType(b, tpid)
-		b = append(b, " type "...)
-		b = appendEtherType(b, k.VLANEthType())
-	}
-	if label := k.FlowLabel(); label != 0 {
-		b = append(b, " label 0x"...)
-		b = strconv.AppendUint(b, uint64(label), 16)
-	}
-	if id := k.KeyID(); id != 0 {
-		b = append(b, " keyid 0x"...)
-		b = appendHex(b, uint64(id), 8)
-	}
+	b = r.keys.AppendTo(b)
 	if r.info.CaptureLength < r.info.Length {
 		b = append(b, " caplen "...)
 		b = strconv.AppendInt(b, int64(r.info.CaptureLength), 10)
@@ -382,18 +337,6 @@ func appendFrameText(b []byte, r *frameResult) []byte {
 		b = append(b, " l4"...)
 	}
 	return append(b, '\n')
-}
-
-// impliedEtherType is the n_proto that goes with addresses of type at, 0 when
-// there is none.
-func impliedEtherType(at dissect.AddrType) uint16 {
-	switch at {
-	case dissect.AddrIPv4:
-		return uint16(layers.EthernetTypeIPv4)
-	case dissect.AddrIPv6:
-		return uint16(layers.EthernetTypeIPv6)
-	}
-	return 0
 }
 
 // appendEtherType appends t as "0x" and 4 hex digits.
