@@ -164,3 +164,38 @@ func TestRSSSynthetic(t *testing.T) {
 		}
 	}
 }
+
+// TestRSSPcapAllocs: the RSS stage allocates nothing per frame: a replay of
+// ten times the frames allocates no more than a few times more (the
+// batches' arenas, grown once, and the setup are the same).
+func TestRSSPcapAllocs(t *testing.T) {
+	base := spreadFrames()
+	replay := func(copies int) float64 {
+		var frames [][]byte
+		for range copies {
+			frames = append(frames, base...)
+		}
+		file := xdptest.WriteCapture(t, xdptest.CapturePcap, layers.LinkTypeEthernet, xdptest.CaptureRecords(frames, time.Microsecond)...)
+		return testing.AllocsPerRun(3, func() {
+			src, err := NewPcap(bytes.NewReader(file), "allocs.pcap", source.PcapConfig{}, RSSConfig{Queues: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var wg sync.WaitGroup
+			for _, q := range src.Queues() {
+				wg.Go(func() {
+					b := source.NewBatch(64)
+					for q.Receive(b) == nil {
+					}
+				})
+			}
+			wg.Wait()
+			src.Close()
+		})
+	}
+	short, long := replay(2), replay(20)
+	if long > short+64 {
+		t.Errorf("a replay of %d frames allocates %.0f times, of %d frames %.0f times: it allocates per frame",
+			2*len(base), short, 20*len(base), long)
+	}
+}
