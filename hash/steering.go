@@ -189,9 +189,9 @@ func (s *Steering) Workers() int { return s.workers }
 // FLOW_DISSECTOR_F_STOP_BEFORE_ENCAP, and past an IPv6 flow label; frames
 // without IP addresses (no RSS hash) go to queue 0, as NICs put them.
 //
-// It is what pipeline's file and synthetic sources call per frame to spread
-// a single stream over virtual queues; the function is not safe for
-// concurrent use.
+// It is what pipeline's RSS stage calls per frame to spread a single stream
+// (a capture, synthetic templates) over virtual queues; the function is not
+// safe for concurrent use.
 func NewRSSSpread(key []byte, sym Symmetry, queues int, weights []int) (func(frame []byte) int, error) {
 	if key == nil {
 		key = DefaultRSSKey[:]

@@ -13,6 +13,12 @@
 // (package runstats) from them for the status line, the live metrics and the
 // final report alike.
 //
+// A capture or synthetic source is one stream; [OpenPcap], [NewPcap] and
+// [NewSynthetic] put the pipeline's first stage in front of it, which
+// spreads it over virtual receive queues by the RSS model of a NIC
+// ([RSSConfig], hash.NewRSSSpread): the sources themselves neither dissect
+// nor hash.
+//
 // Steered by an indirection table (hash.SteerRETA), the loops also count the
 // load of each table bucket and, with [RebalanceConfig], hand it to a
 // rebalance.Rebalancer at each interval, whose new table they pick up with

@@ -13,9 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
-	"github.com/gopacket/gopacket/pcapgo"
 
 	"github.com/xdphash/xdphash/corpus"
 	"github.com/xdphash/xdphash/dissect"
@@ -304,24 +302,6 @@ func checkAccounting(tb testing.TB, st *runstats.RunStats, received uint64) {
 	}
 }
 
-// writePcap writes frames as a pcap file, 10 µs apart.
-func writePcap(tb testing.TB, frames [][]byte) []byte {
-	tb.Helper()
-	var buf bytes.Buffer
-	w := pcapgo.NewWriterNanos(&buf)
-	if err := w.WriteFileHeader(65536, layers.LinkTypeEthernet); err != nil {
-		tb.Fatal(err)
-	}
-	t0 := time.Unix(1700000000, 0)
-	for i, f := range frames {
-		ci := gopacket.CaptureInfo{Timestamp: t0.Add(time.Duration(i) * 10 * time.Microsecond), CaptureLength: len(f), Length: len(f)}
-		if err := w.WritePacket(ci, f); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	return buf.Bytes()
-}
-
 // TestEnginePcapCorpus replays the whole corpus, every odd frame the project
 // knows, from a pcap file spread over 3 virtual queues by RSS, and checks each
 // Record against the slow path.
@@ -330,11 +310,8 @@ func TestEnginePcapCorpus(t *testing.T) {
 	for _, f := range corpus.Build() {
 		frames = append(frames, f.Data)
 	}
-	spread, err := hash.NewRSSSpread(nil, hash.SymmetricNone, 3, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := source.NewPcap(bytes.NewReader(writePcap(t, frames)), "corpus.pcap", source.PcapConfig{Queues: 3, Spread: spread})
+	file := xdptest.WriteCapture(t, xdptest.CapturePcapNanos, layers.LinkTypeEthernet, xdptest.CaptureRecords(frames, 10*time.Microsecond)...)
+	src, err := NewPcap(bytes.NewReader(file), "corpus.pcap", source.PcapConfig{}, RSSConfig{Queues: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,11 +36,8 @@ func TestRebalanceHoldSeveralLoopsEnds(t *testing.T) {
 		t.Run(fmt.Sprintf("%s/%d/key%x/stepped=%v", tt.profile, tt.count, tt.key, tt.stepped), func(t *testing.T) {
 			key := testKey
 			key[0] = tt.key
-			spread, err := hash.NewRSSSpread(hash.DefaultRSSKey[:], hash.SymmetricNone, 2, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			src, err := source.NewSynthetic(profileFrames(t, tt.profile), source.SyntheticConfig{Queues: 2, Count: tt.count, Spread: spread})
+			src, err := NewSynthetic(profileFrames(t, tt.profile), source.SyntheticConfig{Count: tt.count},
+				RSSConfig{Key: hash.DefaultRSSKey[:], Queues: 2})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -187,32 +187,7 @@ func (d Divergence) String() string {
 			tag = ", metadata VLAN tag " + s.Tag.String()
 		}
 		fmt.Fprintf(&b, "  %s (%d bytes%s, ok=%v): %s\n    frame %x\n    keys  %x\n",
-			s.Name, len(s.Frame), tag, s.OK, Summary(&s.Keys), s.Frame, s.Keys[:])
-	}
-	return b.String()
-}
-
-// Summary is a one-line description of flow keys.
-func Summary(k *dissect.FlowKeys) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "n_proto %#04x ip_proto %d thoff %d", k.NProto(), k.IPProto(), k.THoff())
-	switch k.AddrType() {
-	case dissect.AddrIPv4, dissect.AddrIPv6:
-		fmt.Fprintf(&b, " %s:%d > %s:%d", k.Src(), k.SrcPort(), k.Dst(), k.DstPort())
-	case dissect.AddrTIPC:
-		fmt.Fprintf(&b, " tipc %08x", k.TIPCKey())
-	}
-	if k.FlowLabel() != 0 {
-		fmt.Fprintf(&b, " label %#05x", k.FlowLabel())
-	}
-	if k.VLANTPID() != 0 {
-		fmt.Fprintf(&b, " vlan %d prio %d tpid %#04x", k.VLANID(), k.VLANPriority(), k.VLANTPID())
-	}
-	if k.KeyID() != 0 {
-		fmt.Fprintf(&b, " key %#x", k.KeyID())
-	}
-	if f := k.Flags(); f != 0 {
-		fmt.Fprintf(&b, " flags %#x", uint32(f))
+			s.Name, len(s.Frame), tag, s.OK, s.Keys.String(), s.Frame, s.Keys[:])
 	}
 	return b.String()
 }

@@ -14,12 +14,11 @@ import (
 	"time"
 
 	"github.com/gopacket/gopacket"
-	"github.com/gopacket/gopacket/layers"
 	"github.com/spf13/cobra"
 
+	"github.com/xdphash/xdphash/capture"
 	"github.com/xdphash/xdphash/dissect"
 	"github.com/xdphash/xdphash/hash"
-	"github.com/xdphash/xdphash/pipeline/source"
 )
 
 // dissectOptions are the flags of xdphash dissect.
@@ -128,7 +127,7 @@ func runDissect(cmd *cobra.Command, log *slog.Logger, name string, opts *dissect
 	}
 	defer in.Close()
 
-	capture, err := openEthernetCapture(in, name)
+	reader, err := capture.OpenEthernet(in, name)
 	if err != nil {
 		return err
 	}
@@ -144,7 +143,7 @@ func runDissect(cmd *cobra.Command, log *slog.Logger, name string, opts *dissect
 		d.SetGates(dissect.AllGates)
 		d.EnableAuto(dissect.AutoConfig{})
 	}
-	err = dissectFrames(out, log, capture, name, key, d, opts)
+	err = dissectFrames(out, log, reader, name, key, d, opts)
 	if ferr := out.Flush(); ferr != nil && err == nil {
 		err = fmt.Errorf("write output: %w", ferr)
 	}
@@ -152,11 +151,6 @@ func runDissect(cmd *cobra.Command, log *slog.Logger, name string, opts *dissect
 		writeDissectorStats(cmd.ErrOrStderr(), d)
 	}
 	return err
-}
-
-// openEthernetCapture opens a pcap or pcapng capture of Ethernet frames.
-func openEthernetCapture(in io.Reader, name string) (source.CaptureReader, error) {
-	return source.OpenEthernetCapture(in, name)
 }
 
 // openInput opens the capture file name, or stdin for "-", and returns it with
@@ -184,9 +178,9 @@ type frameResult struct {
 	tag   dissect.VLANTag // the metadata VLAN tag the frame was dissected with
 }
 
-// dissectFrames dissects and hashes every frame of capture and writes one
+// dissectFrames dissects and hashes every frame of reader and writes one
 // result per frame to out.
-func dissectFrames(out *bufio.Writer, log *slog.Logger, capture source.CaptureReader, name string, key hash.Key, d *dissect.Dissector, opts *dissectOptions) error {
+func dissectFrames(out *bufio.Writer, log *slog.Logger, reader capture.Reader, name string, key hash.Key, d *dissect.Dissector, opts *dissectOptions) error {
 	if opts.format == formatText {
 		// The key makes the hashes reproducible: --hash-key takes it back.
 		fmt.Fprintf(out, "# xdphash dissect %s: hash key %s, path %s, flags %s",
@@ -204,7 +198,7 @@ func dissectFrames(out *bufio.Writer, log *slog.Logger, capture source.CaptureRe
 		snapped int // frames captured shorter than they were on the wire
 	)
 	for index := 0; ; index++ {
-		frame, info, tag, err := readTaggedFrame(capture, opts.tag.tag)
+		frame, info, tag, err := capture.ReadTagged(reader, opts.tag.tag)
 		if err != nil {
 			// The pcap reader returns a bare io.EOF also when a record's header
 			// was read but none of its data.
@@ -318,63 +312,19 @@ func addrString(a netip.Addr) string {
 	return a.String()
 }
 
-// appendFrameText appends the --format text line of r:
+// appendFrameText appends the --format text line of r: its index, the
+// dissector's result, the keys (dissect.FlowKeys.AppendTo), a capture
+// shorter than the frame, and the hash:
 //
 //	0 ok ipv4 198.18.0.1:1025 > 198.18.0.2:80 proto 6 thoff 34 hash aa09f22d l4
-//
-// n_proto follows the addresses when it is not the one their type implies;
-// flags, VLAN, flow label, GRE key and a capture shorter than the frame are
-// shown when present.
 func appendFrameText(b []byte, r *frameResult) []byte {
-	k := r.keys
 	b = strconv.AppendInt(b, int64(r.index), 10)
 	if r.ok {
 		b = append(b, " ok "...)
 	} else {
 		b = append(b, " bad "...)
 	}
-	at := k.AddrType()
-	b = append(b, at.String()...)
-	switch at {
-	case dissect.AddrIPv4, dissect.AddrIPv6:
-		b = append(b, ' ')
-		b = netip.AddrPortFrom(k.Src(), k.SrcPort()).AppendTo(b)
-		b = append(b, " > "...)
-		b = netip.AddrPortFrom(k.Dst(), k.DstPort()).AppendTo(b)
-	case dissect.AddrTIPC:
-		b = append(b, " key 0x"...)
-		b = appendHex(b, uint64(k.TIPCKey()), 8)
-	}
-	if impliedEtherType(at) != k.NProto() {
-		b = append(b, " n_proto "...)
-		b = appendEtherType(b, k.NProto())
-	}
-	b = append(b, " proto "...)
-	b = strconv.AppendUint(b, uint64(k.IPProto()), 10)
-	b = append(b, " thoff "...)
-	b = strconv.AppendUint(b, uint64(k.THoff()), 10)
-	if f := k.Flags(); f != 0 {
-		b = append(b, " flags 0x"...)
-		b = strconv.AppendUint(b, uint64(f), 16)
-	}
-	if tpid := k.VLANTPID(); tpid != 0 {
-		b = append(b, " vlan "...)
-		b = strconv.AppendUint(b, uint64(k.VLANID()), 10)
-		b = append(b, " prio "...)
-		b = strconv.AppendUint(b, uint64(k.VLANPriority()), 10)
-		b = append(b, " tpid "...)
-		b = appendEtherType(b, tpid)
-		b = append(b, " type "...)
-		b = appendEtherType(b, k.VLANEthType())
-	}
-	if label := k.FlowLabel(); label != 0 {
-		b = append(b, " label 0x"...)
-		b = strconv.AppendUint(b, uint64(label), 16)
-	}
-	if id := k.KeyID(); id != 0 {
-		b = append(b, " keyid 0x"...)
-		b = appendHex(b, uint64(id), 8)
-	}
+	b = r.keys.AppendTo(b)
 	if r.info.CaptureLength < r.info.Length {
 		b = append(b, " caplen "...)
 		b = strconv.AppendInt(b, int64(r.info.CaptureLength), 10)
@@ -387,18 +337,6 @@ func appendFrameText(b []byte, r *frameResult) []byte {
 		b = append(b, " l4"...)
 	}
 	return append(b, '\n')
-}
-
-// impliedEtherType is the n_proto that goes with addresses of type at, 0 when
-// there is none.
-func impliedEtherType(at dissect.AddrType) uint16 {
-	switch at {
-	case dissect.AddrIPv4:
-		return uint16(layers.EthernetTypeIPv4)
-	case dissect.AddrIPv6:
-		return uint16(layers.EthernetTypeIPv6)
-	}
-	return 0
 }
 
 // appendEtherType appends t as "0x" and 4 hex digits.

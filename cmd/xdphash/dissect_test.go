@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
-	"github.com/gopacket/gopacket/pcapgo"
+
+	"github.com/xdphash/xdphash/internal/xdptest"
 )
 
 // kunitKey is the key of the kernel's SipHash KUnit test and of the worked
@@ -132,42 +132,17 @@ func recordTime(i int) time.Time {
 }
 
 // captureFormats are the file formats dissect reads.
-var captureFormats = []string{"pcap", "pcapng"}
+var captureFormats = []string{xdptest.CapturePcap, xdptest.CapturePcapng}
 
-// captureFile returns a pcap or pcapng file of link type lt holding rs.
+// captureFile returns a pcap or pcapng file of link type lt holding rs,
+// record i at recordTime(i).
 func captureFile(tb testing.TB, format string, lt layers.LinkType, rs ...record) []byte {
 	tb.Helper()
-	var (
-		buf   bytes.Buffer
-		write func(gopacket.CaptureInfo, []byte) error
-		flush = func() error { return nil }
-	)
-	switch format {
-	case "pcap":
-		w := pcapgo.NewWriter(&buf)
-		if err := w.WriteFileHeader(65536, lt); err != nil {
-			tb.Fatal(err)
-		}
-		write = w.WritePacket
-	case "pcapng":
-		w, err := pcapgo.NewNgWriter(&buf, lt)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		write, flush = w.WritePacket, w.Flush
-	default:
-		tb.Fatalf("unknown capture format %q", format)
-	}
+	crs := make([]xdptest.CaptureRecord, len(rs))
 	for i, r := range rs {
-		ci := gopacket.CaptureInfo{Timestamp: recordTime(i), CaptureLength: len(r.data), Length: max(r.wire, len(r.data))}
-		if err := write(ci, r.data); err != nil {
-			tb.Fatal(err)
-		}
+		crs[i] = xdptest.CaptureRecord{Data: r.data, WireLen: r.wire, Time: recordTime(i)}
 	}
-	if err := flush(); err != nil {
-		tb.Fatal(err)
-	}
-	return buf.Bytes()
+	return xdptest.WriteCapture(tb, format, lt, crs...)
 }
 
 // tempFile writes data to a new file in tb's temporary directory.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -15,11 +14,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/gopacket/gopacket"
-	"github.com/gopacket/gopacket/layers"
-	"github.com/gopacket/gopacket/pcapgo"
 	"github.com/spf13/cobra"
 
+	"github.com/xdphash/xdphash/capture"
 	"github.com/xdphash/xdphash/pktgen"
 )
 
@@ -238,8 +235,7 @@ func writeProfile(cmd *cobra.Command, opts *pktgenOptions) error {
 	if err != nil {
 		return err
 	}
-	var buf bytes.Buffer
-	w, err := pcapgo.NewNgWriter(&buf, layers.LinkTypeEthernet)
+	w, err := capture.NewWriter(out.tmp, capture.WriterConfig{Application: "xdphash pktgen"})
 	if err != nil {
 		return fmt.Errorf("write %s: %w", opts.write, err)
 	}
@@ -250,22 +246,15 @@ func writeProfile(cmd *cobra.Command, opts *pktgenOptions) error {
 	start := time.Now()
 	st := sched.Stream(1)
 	for i := range opts.count {
-		f := st.Next()
-		ci := gopacket.CaptureInfo{Timestamp: start.Add(time.Duration(i) * gap), CaptureLength: len(f), Length: len(f)}
-		if err := w.WritePacket(ci, f); err != nil {
+		f := capture.Frame{Data: st.Next(), Time: start.Add(time.Duration(i) * gap)}
+		if err := w.Write(&f); err != nil {
 			return fmt.Errorf("write %s: %w", opts.write, err)
-		}
-		if buf.Len() >= 1<<20 {
-			if _, err := out.tmp.Write(buf.Bytes()); err != nil {
-				return fmt.Errorf("write %s: %w", opts.write, err)
-			}
-			buf.Reset()
 		}
 	}
 	if err := w.Flush(); err != nil {
 		return fmt.Errorf("write %s: %w", opts.write, err)
 	}
-	if err := out.Commit(buf.Bytes()); err != nil {
+	if err := out.Commit(nil); err != nil {
 		return err
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "profile %s: %d frames written to %s\n", prof.Name, opts.count, opts.write)

@@ -445,27 +445,14 @@ func (o *runOptions) openSource(s *runSetup, log *slog.Logger) (source.Source, p
 		cfg := source.SyntheticConfig{
 			Queues: o.virtualQueues, Batch: o.batch, Count: o.count, Replay: s.replay, Clock: clock, Name: name,
 		}
-		if o.virtualQueues > 1 {
-			if cfg.Spread, err = hash.NewRSSSpread(s.steer.RSSKey, s.steer.Symmetry, o.virtualQueues, nil); err != nil {
-				return nil, plan, err
-			}
-		}
-		src, err := source.NewSynthetic(frames, cfg)
+		src, err := pipeline.NewSynthetic(frames, cfg, o.rss(s))
 		if err != nil {
 			return nil, plan, fmt.Errorf("--synthetic %s: %w", o.synthetic, err)
 		}
 		return src, plan, nil
 	case o.pcap != "":
 		plan := pipeline.PlanCPUs(in)
-		cfg := source.PcapConfig{Queues: o.virtualQueues, Batch: o.batch, Replay: s.replay, Clock: clock}
-		if o.virtualQueues > 1 {
-			spread, err := hash.NewRSSSpread(s.steer.RSSKey, s.steer.Symmetry, o.virtualQueues, nil)
-			if err != nil {
-				return nil, plan, err
-			}
-			cfg.Spread = spread
-		}
-		src, err := source.OpenPcap(o.pcap, cfg)
+		src, err := pipeline.OpenPcap(o.pcap, source.PcapConfig{Batch: o.batch, Replay: s.replay, Clock: clock}, o.rss(s))
 		return src, plan, err
 	}
 	qs, err := source.ParseQueues(o.queues)
@@ -486,6 +473,12 @@ func (o *runOptions) openSource(s *runSetup, log *slog.Logger) (source.Source, p
 		log.Warn("no CPU placement", "err", a.PlacementErr)
 	}
 	return a.Source, a.Plan, nil
+}
+
+// rss is the model by which a file or synthetic source's one stream is
+// spread over the virtual queues.
+func (o *runOptions) rss(s *runSetup) pipeline.RSSConfig {
+	return pipeline.RSSConfig{Queues: o.virtualQueues, Key: s.steer.RSSKey, Symmetry: s.steer.Symmetry}
 }
 
 // queueSpread says what put the frames on their receive queues.

@@ -1,19 +1,11 @@
 package main
 
 import (
-	"bytes"
-	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
-	"github.com/gopacket/gopacket"
-	"github.com/gopacket/gopacket/layers"
-	"github.com/gopacket/gopacket/pcapgo"
-
-	"github.com/xdphash/xdphash/dissect"
+	"github.com/xdphash/xdphash/capture"
 	"github.com/xdphash/xdphash/internal/kernel"
 	"github.com/xdphash/xdphash/pipeline"
 )
@@ -41,38 +33,35 @@ type pcapngWriter struct {
 // startPcapngWriter writes the section and interface headers and starts
 // the goroutine that writes c's frames, stamped start plus their arrival.
 func startPcapngWriter(out *pendingOutput, c *pipeline.Capture, iface string, start time.Time) (*pcapngWriter, error) {
-	intf := pcapgo.DefaultNgInterface
-	intf.Name, intf.LinkType, intf.SnapLength = iface, layers.LinkTypeEthernet, uint32(c.SnapLen())
-	opts := pcapgo.DefaultNgWriterOptions
-	opts.SectionInfo.Application = "xdphash run"
-	ng, err := pcapgo.NewNgWriterInterface(out.tmp, intf, opts)
+	cw, err := capture.NewWriter(out.tmp, capture.WriterConfig{Iface: iface, SnapLen: c.SnapLen(), Application: "xdphash run"})
 	if err != nil {
 		return nil, fmt.Errorf("write %s: %w", out.path, err)
 	}
 	w := &pcapngWriter{out: out, capture: c, done: make(chan error, 1)}
 	go func() {
-		var werr error
-		var comment []byte
-		var hashBytes [4]byte
-		flags := &pcapgo.NgEpbFlags{Direction: pcapgo.NgEpbFlagDirectionInbound}
+		var (
+			werr    error
+			comment []byte
+		)
 		for f := range c.Frames() {
 			if werr == nil {
-				comment = appendCaptureComment(comment[:0], f)
-				queue := uint32(f.Queue)
-				po := pcapgo.NgPacketOptions{Comments: []string{string(comment)}, Flags: flags, Queue: &queue}
-				if f.Meta.HasHash() {
-					binary.BigEndian.PutUint32(hashBytes[:], f.Meta.Hash)
-					po.Hashes = []pcapgo.NgEpbHash{{Algorithm: epbHashAlgorithm(f.Meta.HashType), Hash: hashBytes[:]}}
+				fc := frameComment(f)
+				comment = fc.AppendTo(comment[:0])
+				cf := capture.Frame{
+					Data: f.Data, WireLen: f.WireLen, Time: start.Add(time.Duration(f.Arrival)),
+					HasQueue: true, Queue: f.Queue, Inbound: true, Comment: comment,
 				}
-				ci := gopacket.CaptureInfo{Timestamp: start.Add(time.Duration(f.Arrival)), CaptureLength: len(f.Data), Length: f.WireLen}
-				if werr = ng.WritePacketWithOptions(ci, f.Data, po); werr == nil {
+				if f.Meta.HasHash() {
+					cf.HasHash, cf.Hash, cf.HashAlgorithm = true, f.Meta.Hash, epbHashAlgorithm(f.Meta.HashType)
+				}
+				if werr = cw.Write(&cf); werr == nil {
 					w.written++
 				}
 			}
 			c.Release(f)
 		}
 		if werr == nil {
-			werr = ng.Flush()
+			werr = cw.Flush()
 		}
 		w.done <- werr
 	}()
@@ -101,56 +90,24 @@ func (w *pcapngWriter) abort() {
 // where the device says what it hashed as NICs do (an L3 type), and the
 // generic first code (2s complement) otherwise: veth's hash is the kernel's
 // SipHash, which pcapng has no code for.
-func epbHashAlgorithm(t kernel.RSSHashType) pcapgo.NgEpbHashAlgorithm {
+func epbHashAlgorithm(t kernel.RSSHashType) capture.HashAlgorithm {
 	if t&(kernel.RSSL3IPv4|kernel.RSSL3IPv6) != 0 {
-		return pcapgo.NgEpbHashAlgorithmToeplitz
+		return capture.HashToeplitz
 	}
-	return pcapgo.NgEpbHashAlgorithm2sComplement
+	return capture.HashTwosComplement
 }
 
-// captureCommentPrefix starts the comment xdphash run --write gives each
-// frame:
-//
-//	xdphash hash=1a2b3c4d source=device l4=true worker=1 path=fast:eth_ip vlan_tag=0x8100:0x0064 device_hash=1a2b3c4d device_hash_type=l4 rx_timestamp=0
-//
-// vlan_tag= is empty when the frame came with no metadata VLAN tag;
-// device_hash=, device_hash_type= and rx_timestamp= appear when the device
-// gave them.
-const captureCommentPrefix = "xdphash "
-
-func appendCaptureComment(b []byte, f *pipeline.CapturedFrame) []byte {
-	b = fmt.Appendf(b, "%shash=%08x source=%s l4=%t worker=%d path=%s vlan_tag=%s", captureCommentPrefix, f.Hash, f.Source, f.L4, f.Worker, f.Path, f.Tag)
+// frameComment is the comment (capture.Comment) that --write gives a frame:
+// what the receive loop found for it and the device's metadata.
+func frameComment(f *pipeline.CapturedFrame) capture.Comment {
+	c := capture.Comment{Hash: f.Hash, Source: f.Source.String(), L4: f.L4, Worker: f.Worker, Path: f.Path.String(), Tag: f.Tag}
 	if f.Meta.HasHash() {
-		b = fmt.Appendf(b, " device_hash=%08x device_hash_type=%s", f.Meta.Hash, f.Meta.HashType)
+		c.HasDeviceHash, c.DeviceHash, c.DeviceHashType = true, f.Meta.Hash, f.Meta.HashType.String()
 	}
 	if f.Meta.HasTimestamp() {
-		b = fmt.Appendf(b, " rx_timestamp=%d", f.Meta.Timestamp)
+		c.HasRxTimestamp, c.RxTimestamp = true, f.Meta.Timestamp
 	}
-	return b
-}
-
-// captureCommentTag reads the metadata VLAN tag back from a comment that
-// appendCaptureComment wrote: ok is false for any other comment, and the
-// tag is zero when the frame had none.
-func captureCommentTag(comment string) (tag dissect.VLANTag, ok bool, err error) {
-	if !strings.HasPrefix(comment, captureCommentPrefix) {
-		return dissect.VLANTag{}, false, nil
-	}
-	for field := range strings.FieldsSeq(comment) {
-		v, found := strings.CutPrefix(field, "vlan_tag=")
-		if !found {
-			continue
-		}
-		if v == "" {
-			return dissect.VLANTag{}, true, nil
-		}
-		tag, err := dissect.ParseVLANTag(v)
-		if err != nil {
-			return dissect.VLANTag{}, false, fmt.Errorf("the frame's comment: %w", err)
-		}
-		return tag, true, nil
-	}
-	return dissect.VLANTag{}, false, errors.New("the frame's comment from xdphash run has no vlan_tag=")
+	return c
 }
 
 // runWrite is --write: the capture, its file, and once the run starts its
@@ -229,30 +186,4 @@ func (rw *runWrite) finish(w io.Writer) error {
 	}
 	fmt.Fprintln(w)
 	return nil
-}
-
-// readTaggedFrame reads the next frame of capture and the metadata VLAN tag
-// to dissect it with: the one its comment from xdphash run --write names
-// (pcapng), def for a frame without such a comment.
-func readTaggedFrame(capture interface {
-	ZeroCopyReadPacketData() ([]byte, gopacket.CaptureInfo, error)
-}, def dissect.VLANTag) ([]byte, gopacket.CaptureInfo, dissect.VLANTag, error) {
-	frame, info, err := capture.ZeroCopyReadPacketData()
-	ng, ok := capture.(interface{ PacketComments() [][]byte })
-	if err != nil || !ok {
-		return frame, info, def, err
-	}
-	for _, c := range ng.PacketComments() {
-		if !bytes.HasPrefix(c, []byte(captureCommentPrefix)) {
-			continue
-		}
-		tag, ok, err := captureCommentTag(string(c))
-		if err != nil {
-			return frame, info, def, err
-		}
-		if ok {
-			return frame, info, tag, nil
-		}
-	}
-	return frame, info, def, nil
 }

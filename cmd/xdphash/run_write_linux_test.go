@@ -13,6 +13,7 @@ import (
 
 	"github.com/gopacket/gopacket/pcapgo"
 
+	"github.com/xdphash/xdphash/capture"
 	"github.com/xdphash/xdphash/corpus"
 	"github.com/xdphash/xdphash/internal/xdptest"
 )
@@ -56,7 +57,7 @@ func TestRunWritePcapng(t *testing.T) {
 	tagged := 0
 	for _, l := range lines {
 		f := strings.Split(l, "\t")
-		if len(f) != 3 || f[0] != "0" || f[1] != "0x00000001" || !strings.HasPrefix(f[2], captureCommentPrefix) {
+		if len(f) != 3 || f[0] != "0" || f[1] != "0x00000001" || !strings.HasPrefix(f[2], capture.CommentPrefix) {
 			t.Fatalf("tshark line %q: want queue 0, direction inbound (0x00000001) and xdphash's comment", l)
 		}
 		if strings.Contains(f[2], fmt.Sprintf("vlan_tag=0x8100:0x%04x", deviceTCI)) {
@@ -85,8 +86,11 @@ func TestRunWritePcapng(t *testing.T) {
 		if len(opts.Hashes) != 1 || len(opts.Hashes[0].Hash) != 4 || opts.Queue == nil || len(opts.Comments) != 1 {
 			t.Fatalf("frame %d: options %+v, want a 4-byte device hash, a queue and a comment", len(hashes), opts)
 		}
-		h, _, _ := strings.Cut(strings.TrimPrefix(opts.Comments[0], captureCommentPrefix+"hash="), " ")
-		hashes = append(hashes, h)
+		c, ok, err := capture.ParseComment(opts.Comments[0])
+		if !ok || err != nil {
+			t.Fatalf("frame %d: comment %q: %v, %v", len(hashes), opts.Comments[0], ok, err)
+		}
+		hashes = append(hashes, fmt.Sprintf("%08x", c.Hash))
 	}
 	recs := parseJSONL(t, func() string {
 		stdout, stderr, code := runXdphash(t, nil, "dissect", "--format", "jsonl", "--hash-key", kunitKey, file)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/xdphash/xdphash/capture"
 	"github.com/xdphash/xdphash/corpus"
 	"github.com/xdphash/xdphash/dissect"
 	"github.com/xdphash/xdphash/hash"
@@ -49,6 +50,8 @@ with a VLAN tag in the skb's metadata (802.1Q, then 802.1AD), as a device that
 strips tags delivers them (the kernel's side: bpf_skb_vlan_push before the
 hash); all three share one partition, so a frame with a metadata tag must be
 in the flow of the same frame with the tag in line where the kernel says so.
+A --pcap frame written by xdphash run --write is checked as received with the
+metadata VLAN tag its comment records (vlan_tag=).
 
 Each divergence is printed with both frames, what the kernel said, and the
 key fields in which xdphash's view of the two frames differs. The exit status is
@@ -109,9 +112,6 @@ func runVerify(cmd *cobra.Command, log *slog.Logger, opts *verifyOptions, flow f
 		checked++
 		return verify.NewTaggedSample(name, frame, tag, ours, kh), true
 	}
-	sample := func(name string, frame []byte) (verify.Sample, bool) {
-		return taggedSample(name, frame, dissect.VLANTag{})
-	}
 	var tags []dissect.VLANTag
 	for _, m := range corpus.MetadataTags() {
 		tags = append(tags, dissect.VLANTag{TPID: m.TPID, TCI: m.TCI})
@@ -145,7 +145,7 @@ func runVerify(cmd *cobra.Command, log *slog.Logger, opts *verifyOptions, flow f
 		}
 		divs = verify.Pairs(pairs)
 	case opts.pcap != "":
-		samples, err := pcapSamples(cmd, opts.pcap, sample)
+		samples, err := pcapSamples(cmd, opts.pcap, taggedSample)
 		if err != nil {
 			return err
 		}
@@ -180,27 +180,28 @@ func runVerify(cmd *cobra.Command, log *slog.Logger, opts *verifyOptions, flow f
 	return nil
 }
 
-// pcapSamples reads every frame of a capture and samples it.
-func pcapSamples(cmd *cobra.Command, name string, sample func(string, []byte) (verify.Sample, bool)) ([]verify.Sample, error) {
+// pcapSamples reads every frame of a capture and samples it, with the
+// metadata VLAN tag its comment from xdphash run --write records, if any.
+func pcapSamples(cmd *cobra.Command, name string, sample func(string, []byte, dissect.VLANTag) (verify.Sample, bool)) ([]verify.Sample, error) {
 	in, name, err := openInput(cmd, name)
 	if err != nil {
 		return nil, err
 	}
 	defer in.Close()
-	capture, err := openEthernetCapture(in, name)
+	reader, err := capture.OpenEthernet(in, name)
 	if err != nil {
 		return nil, err
 	}
 	var samples []verify.Sample
 	for index := 0; ; index++ {
-		frame, info, err := capture.ZeroCopyReadPacketData()
+		frame, info, tag, err := capture.ReadTagged(reader, dissect.VLANTag{})
 		if errors.Is(err, io.EOF) && info.CaptureLength == 0 {
 			return samples, nil
 		}
 		if err != nil {
 			return nil, fmt.Errorf("read frame %d of %s: %w", index, name, err)
 		}
-		if s, ok := sample(fmt.Sprintf("%s#%d", name, index), append([]byte(nil), frame...)); ok {
+		if s, ok := sample(fmt.Sprintf("%s#%d", name, index), append([]byte(nil), frame...), tag); ok {
 			samples = append(samples, s)
 		}
 	}

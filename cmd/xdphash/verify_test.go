@@ -9,6 +9,7 @@ import (
 
 	"github.com/gopacket/gopacket/layers"
 
+	"github.com/xdphash/xdphash/capture"
 	"github.com/xdphash/xdphash/corpus"
 	"github.com/xdphash/xdphash/dissect"
 	"github.com/xdphash/xdphash/hash"
@@ -187,5 +188,46 @@ func TestVerifyMetadataTags(t *testing.T) {
 	out, errOut, code = runWith(t, tagIgnored, "verify", "--max", "3")
 	if code != exitDivergence || !strings.Contains(out, "metadata VLAN tag 0x8100:0x6064") {
 		t.Errorf("tag dropped: exit %d, want %d and a divergence naming the metadata tag\nstdout:\n%s\nstderr:\n%s", code, exitDivergence, out, errOut)
+	}
+}
+
+// TestVerifyPcapMetadataTag: verify --pcap checks a frame that xdphash run
+// --write recorded with a metadata VLAN tag as received with that tag, and
+// a frame without such a comment as received with none.
+func TestVerifyPcapMetadataTag(t *testing.T) {
+	xdptest.RequireRoot(t)
+	tag := dissect.VLANTag{TPID: 0x8100, TCI: 100}
+	var buf bytes.Buffer
+	w, err := capture.NewWriter(&buf, capture.WriterConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	comment := capture.Comment{Hash: 1, Source: "kernel", Path: "slow", Tag: tag}
+	for _, f := range []capture.Frame{
+		{Data: tcpOut, Time: recordTime(0), Comment: comment.AppendTo(nil)},
+		{Data: tcpOut, Time: recordTime(1)},
+	} {
+		if err := w.Write(&f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	path := tempFile(t, "tagged.pcapng", buf.Bytes())
+	var seen []dissect.VLANTag
+	recording := func(key hash.Key, _ dissectPath) verify.FlowFunc {
+		right := verify.KernelFlow(key)
+		return func(frame []byte, tag dissect.VLANTag) (dissect.FlowKeys, bool, uint32) {
+			seen = append(seen, tag)
+			return right(frame, tag)
+		}
+	}
+	out, errOut, code := runWith(t, recording, "verify", "--pcap", path)
+	if code != exitOK || !strings.Contains(out, "2 frames checked") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	if len(seen) != 2 || seen[0] != tag || !seen[1].IsZero() {
+		t.Errorf("frames checked with metadata tags %v, want [%v none]", seen, tag)
 	}
 }

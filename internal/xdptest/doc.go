@@ -5,8 +5,9 @@
 // after it (Open: the kernel hash oracle, for one), network labs, a sender
 // into them and their counters (NewLab, Send, XDPAttached, HostRxPackets),
 // the leak-checking TestMain (Main), run-JSON and output readers (ReadJSON,
-// Output), and the template frames of the pipeline's tests. Only tests
-// import it: the xdphash binary never links package testing.
+// Output), the template frames of the pipeline's tests, and the one writer
+// of the tests' capture files (WriteCapture). Only tests import it: the
+// xdphash binary never links package testing.
 //
 // Of the project's packages it imports only corpus, dissect, vethlab and
 // internal/kernel/feature, which import nothing of the project's, so that

@@ -37,11 +37,12 @@ type SyntheticConfig struct {
 	Clock Clock
 	// Seed seeds each queue's choice of flows.
 	Seed uint64
-	// Spread, when set, gives each template to one queue (as a NIC's RSS
-	// would: hash.NewRSSSpread builds one) instead of every template to
-	// every queue; each queue must get at least one. It suits templates
-	// that are flows of their own (a pktgen schedule's frames).
-	Spread func(frame []byte) int
+	// TemplateQueues, when set, gives template t to queue TemplateQueues[t]
+	// only (as a NIC's RSS would: pipeline.NewSynthetic computes it from
+	// the RSS model) instead of every template to every queue; each queue
+	// must get at least one. It suits templates that are flows of their own
+	// (a pktgen schedule's frames).
+	TemplateQueues []int
 	// Name names the traffic, for Info: "synthetic:NAME".
 	Name string
 }
@@ -109,16 +110,19 @@ func NewSynthetic(frames [][]byte, cfg SyntheticConfig) (Source, error) {
 	}
 	s := &synthetic{cfg: cfg, done: make(chan struct{})}
 	perQueue := make([][][]byte, cfg.Queues)
-	for _, f := range frames {
-		if cfg.Spread == nil {
+	if cfg.TemplateQueues != nil && len(cfg.TemplateQueues) != len(frames) {
+		return nil, fmt.Errorf("create synthetic source: %d template queues for %d templates", len(cfg.TemplateQueues), len(frames))
+	}
+	for t, f := range frames {
+		if cfg.TemplateQueues == nil {
 			for q := range perQueue {
 				perQueue[q] = append(perQueue[q], f)
 			}
 			continue
 		}
-		q := cfg.Spread(f)
+		q := cfg.TemplateQueues[t]
 		if q < 0 || q >= cfg.Queues {
-			return nil, fmt.Errorf("create synthetic source: spread put a frame on queue %d of %d", q, cfg.Queues)
+			return nil, fmt.Errorf("create synthetic source: template %d on queue %d of %d", t, q, cfg.Queues)
 		}
 		perQueue[q] = append(perQueue[q], f)
 	}
@@ -274,8 +278,7 @@ func (q *synthQueue) Receive(b *Batch) error {
 
 // waitUntil sleeps until the clock reads t; false when the source was closed.
 func (q *synthQueue) waitUntil(t int64) bool {
-	d := t - q.pacer.clock()
-	return d <= 0 || q.pacer.sleep(d)
+	return q.pacer.until(t, nil)
 }
 
 func (q *synthQueue) Stats() QueueStats {

@@ -168,7 +168,7 @@ func TestSyntheticZeroAllocs(t *testing.T) {
 	}
 }
 
-// TestSyntheticSpread checks that a spread gives each template to one
+// TestSyntheticSpread checks that TemplateQueues gives each template to one
 // queue, and that a queue left without any is an error.
 func TestSyntheticSpread(t *testing.T) {
 	frames := make([][]byte, 6)
@@ -176,8 +176,11 @@ func TestSyntheticSpread(t *testing.T) {
 		frames[i] = slices.Clone(dissect.SampleFrame(dissect.ShapeEthIP))
 		frames[i][34] = byte(i) // the source port's high byte: which frame it is
 	}
-	byPort := func(f []byte) int { return int(f[34]) % 2 }
-	src, err := NewSynthetic(frames, SyntheticConfig{Queues: 2, Batch: 8, Count: 16, Spread: byPort, Name: "test"})
+	byPort := make([]int, len(frames))
+	for i, f := range frames {
+		byPort[i] = int(f[34]) % 2
+	}
+	src, err := NewSynthetic(frames, SyntheticConfig{Queues: 2, Batch: 8, Count: 16, TemplateQueues: byPort, Name: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,11 +199,14 @@ func TestSyntheticSpread(t *testing.T) {
 			}
 		}
 	}
-	if _, err := NewSynthetic(frames, SyntheticConfig{Queues: 3, Spread: byPort}); err == nil {
+	if _, err := NewSynthetic(frames, SyntheticConfig{Queues: 3, TemplateQueues: byPort}); err == nil {
 		t.Error("a queue without frames: no error")
 	}
-	if _, err := NewSynthetic(frames, SyntheticConfig{Queues: 2, Spread: func([]byte) int { return 5 }}); err == nil {
-		t.Error("a spread past the queues: no error")
+	if _, err := NewSynthetic(frames, SyntheticConfig{Queues: 2, TemplateQueues: []int{0, 1, 0, 1, 0, 5}}); err == nil {
+		t.Error("a template past the queues: no error")
+	}
+	if _, err := NewSynthetic(frames, SyntheticConfig{Queues: 2, TemplateQueues: []int{0, 1}}); err == nil {
+		t.Error("fewer template queues than templates: no error")
 	}
 }
 

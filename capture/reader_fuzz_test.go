@@ -1,4 +1,4 @@
-package source
+package capture
 
 import (
 	"bytes"
@@ -46,7 +46,7 @@ func FuzzCaptureReader(f *testing.F) {
 	f.Add(testCapture(f, 3, 0, layers.LinkTypeEthernet))
 	f.Add(testCapture(f, 2, 40, layers.LinkTypeEthernet))
 	f.Fuzz(func(t *testing.T, file []byte) {
-		r, err := OpenCapture(bytes.NewReader(file))
+		r, err := Open(bytes.NewReader(file))
 		if err != nil {
 			return
 		}

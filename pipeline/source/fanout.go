@@ -1,0 +1,197 @@
+package source
+
+import (
+	"io"
+	"sync"
+	"sync/atomic"
+)
+
+// fanoutBatches is the number of batches each queue of a Fanout circulates
+// between its filler and its receive loop: one held by the loop, the others
+// filling or ready.
+const fanoutBatches = 4
+
+// Fanout is a set of virtual receive queues that one goroutine, the filler
+// (a capture's reader, or a stage that spreads one stream over queues as a
+// NIC's RSS does), fills frame by frame: Add copies a frame into the pending
+// batch of the queue it names, and each queue's Receive takes the next ready
+// batch. Without a free batch, a live Fanout drops the frame (counted as
+// RxRingFull, as a NIC drops on a full RX ring); otherwise the filler waits.
+// Nothing is allocated per frame once the batches' arenas have grown.
+type Fanout struct {
+	queues    []*fanoutQueue
+	live      bool
+	done      chan struct{} // closed by Close
+	closeOnce sync.Once
+	err       error // the filler's end: nil at the end of the stream; set before the queues' full channels close
+}
+
+type fanoutQueue struct {
+	fan     *Fanout
+	index   int
+	full    chan *fanoutBatch // ready batches; closed after the last
+	free    chan *fanoutBatch
+	cur     *fanoutBatch // the batch the receive loop holds
+	pending *fanoutBatch // the batch the filler fills
+
+	frames, bytes, dropped atomic.Uint64
+}
+
+// fanoutBatch owns the bytes of its frames: what the filler copies from is
+// valid for one frame only.
+type fanoutBatch struct {
+	arena   []byte
+	frames  [][]byte
+	wireLen []int
+	arrival []int64
+}
+
+// NewFanout returns queues virtual queues (at least 1) of batches of up to
+// batch frames; live makes it drop rather than wait.
+func NewFanout(queues, batch int, live bool) *Fanout {
+	f := &Fanout{live: live, done: make(chan struct{})}
+	for i := range max(queues, 1) {
+		q := &fanoutQueue{fan: f, index: i, full: make(chan *fanoutBatch, fanoutBatches), free: make(chan *fanoutBatch, fanoutBatches)}
+		for range fanoutBatches {
+			q.free <- &fanoutBatch{
+				frames:  make([][]byte, 0, batch),
+				wireLen: make([]int, 0, batch),
+				arrival: make([]int64, 0, batch),
+			}
+		}
+		f.queues = append(f.queues, q)
+	}
+	return f
+}
+
+// Queues returns the receive queues.
+func (f *Fanout) Queues() []QueueSource { return queueSources(f.queues) }
+
+// Len is the number of queues.
+func (f *Fanout) Len() int { return len(f.queues) }
+
+// Add copies a frame into queue q's pending batch and hands the batch out
+// when it is full. False when the Fanout was closed.
+func (f *Fanout) Add(q int, data []byte, wireLen int, at int64) bool {
+	return f.queues[q].add(data, wireLen, at)
+}
+
+// Flush hands out every queue's pending batch that holds a frame.
+func (f *Fanout) Flush() {
+	for _, q := range f.queues {
+		q.flush()
+	}
+}
+
+// End hands out the pending batches and ends every queue after its last
+// ready batch: its Receive then returns err, or io.EOF for nil. The filler
+// calls it once, last.
+func (f *Fanout) End(err error) {
+	f.err = err
+	for _, q := range f.queues {
+		q.flush()
+		close(q.full)
+	}
+}
+
+// Close ends every queue's Receive (ErrClosed) and a filler's wait for a
+// free batch; it is safe to call more than once.
+func (f *Fanout) Close() { f.closeOnce.Do(func() { close(f.done) }) }
+
+// Done is closed by Close.
+func (f *Fanout) Done() <-chan struct{} { return f.done }
+
+func (f *Fanout) closed() bool { return isClosed(f.done) }
+
+func (q *fanoutQueue) add(data []byte, wireLen int, at int64) bool {
+	if q.pending == nil {
+		if q.fan.live {
+			select {
+			case q.pending = <-q.free:
+			default:
+				q.dropped.Add(1)
+				return true
+			}
+		} else {
+			select {
+			case q.pending = <-q.free:
+			case <-q.fan.done:
+				return false
+			}
+		}
+	}
+	b := q.pending
+	off := len(b.arena)
+	b.arena = append(b.arena, data...)
+	b.frames = append(b.frames, b.arena[off:len(b.arena):len(b.arena)])
+	b.wireLen = append(b.wireLen, wireLen)
+	b.arrival = append(b.arrival, at)
+	if len(b.frames) == cap(b.frames) {
+		q.flush()
+	}
+	return true
+}
+
+// flush hands out the pending batch, if it holds a frame. The full channel
+// has room for every batch, so this never blocks.
+func (q *fanoutQueue) flush() {
+	if q.pending != nil && len(q.pending.frames) > 0 {
+		q.full <- q.pending
+		q.pending = nil
+	}
+}
+
+func (q *fanoutQueue) Queue() int { return q.index }
+
+// Receive hands out the next ready batch, and gives the previous one back to
+// the filler.
+func (q *fanoutQueue) Receive(b *Batch) error {
+	b.Reset()
+	if q.fan.closed() {
+		return ErrClosed
+	}
+	if q.cur != nil {
+		c := q.cur
+		// Frames slice the arena; when the arena grew, earlier frames keep
+		// the old array alive until the batch is reused, and no longer.
+		c.arena, c.frames, c.wireLen, c.arrival = c.arena[:0], c.frames[:0], c.wireLen[:0], c.arrival[:0]
+		q.free <- c
+		q.cur = nil
+	}
+	select {
+	case fb, ok := <-q.full:
+		if !ok {
+			if q.fan.closed() {
+				return ErrClosed
+			}
+			if q.fan.err != nil {
+				return q.fan.err
+			}
+			return io.EOF
+		}
+		q.cur = fb
+		var bytes uint64
+		for i, f := range fb.frames {
+			b.Append(f, fb.wireLen[i], fb.arrival[i])
+			bytes += uint64(fb.wireLen[i])
+		}
+		q.frames.Add(uint64(len(fb.frames)))
+		q.bytes.Add(bytes)
+		return nil
+	case <-q.fan.done:
+		return ErrClosed
+	}
+}
+
+func (q *fanoutQueue) Stats() QueueStats {
+	return QueueStats{Frames: q.frames.Load(), Bytes: q.bytes.Load(), RxRingFull: q.dropped.Load()}
+}
+
+// queueSources returns qs as the QueueSource interface values Queues returns.
+func queueSources[Q QueueSource](qs []Q) []QueueSource {
+	out := make([]QueueSource, len(qs))
+	for i, q := range qs {
+		out[i] = q
+	}
+	return out
+}
