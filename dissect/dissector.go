@@ -151,18 +151,36 @@ type Dissector struct {
 	eligible bool  // the fast paths are written for DefaultFlags only
 	gates    Gates // the gates asked for
 	open     Gates // the gates in effect: gates, or none when not eligible
-	counters Counters
-	auto     *Auto // nil unless the gates are chosen from the traffic
 	// ticking is set under auto mode while DissectFrame has a frame to
 	// count for it: DissectFrame hands the frame to dissectClass, which
-	// counts it and takes the straight-line route again with ticking unset
-	// (a bool: storing a pointer would cost a write barrier's check).
-	ticking bool
+	// counts it and takes the dispatch again with ticking unset (a bool:
+	// storing a pointer would cost a write barrier's check).
+	ticking  bool
+	counters Counters
+	auto     *Auto // nil unless the gates are chosen from the traffic
 	// resumeAt is where the slow path goes on after the last decline: a fast
 	// path that declines past its outer headers leaves their state here
 	// (nhoff 0: start over), so that the slow path does not read them again.
 	resumeAt walkState
+	// ipRoute is the dispatch on the IP protocol of an outer IPv4 or IPv6
+	// header, with the gates folded in: the shape (ipShape) whose gate is
+	// closed, to count the slow path's run for, or one of the open routes.
+	ipRoute [256]uint8
+	// slowRuns counts the slow path's runs of a closed gate's frames that
+	// ipRoute classified, by shape (the array is 8 long so that a mask bounds
+	// the index); Counters adds them in.
+	slowRuns [8]uint64
 }
+
+// The open routes of Dissector.ipRoute; a value below routeOpen is the
+// Shape of a closed gate.
+const (
+	routeOpen  = 0x80
+	routeL4    = routeOpen     // eth_ip, TCP or UDP: the straight-line route
+	routeEthIP = routeOpen + 1 // eth_ip, another protocol
+	routeIPIP  = routeOpen + 2
+	routeGRE   = routeOpen + 3
+)
 
 // NewDissector returns a dissector with the given flags and gates.
 func NewDissector(flags Flags, gates Gates) *Dissector {
@@ -182,10 +200,31 @@ func (d *Dissector) SetGates(g Gates) {
 	if d.eligible {
 		d.open = d.gates
 	}
+	for p := range d.ipRoute {
+		s := ipShape(uint8(p))
+		switch {
+		case !d.open.Has(s):
+			d.ipRoute[p] = uint8(s)
+		case s == ShapeIPIP:
+			d.ipRoute[p] = routeIPIP
+		case s == ShapeGRE:
+			d.ipRoute[p] = routeGRE
+		case p == ipProtoTCP || p == ipProtoUDP:
+			d.ipRoute[p] = routeL4
+		default:
+			d.ipRoute[p] = routeEthIP
+		}
+	}
 }
 
 // Counters returns a copy of the counters.
-func (d *Dissector) Counters() Counters { return d.counters }
+func (d *Dissector) Counters() Counters {
+	c := d.counters
+	for s := range c.Shape {
+		c.Shape[s].Slow += d.slowRuns[s]
+	}
+	return c
+}
 
 // DissectFrame dissects a whole Ethernet frame like the package's DissectFrame and
 // says which code produced the keys. The frame's outer headers name at most one
@@ -195,113 +234,111 @@ func (d *Dissector) Counters() Counters { return d.counters }
 // default ones. Frames of other shapes never pay for an open gate: a gate costs
 // only its declines, on frames of its own class that its fast path does not cover.
 //
-// eth+IPv4+TCP/UDP, the most common frame, is tested for first and written
-// here without a call, then eth+IPv6+TCP/UDP with one call; the other classes
-// go by one switch on the ethertype to a handler each (tagged, pppoe, mpls,
-// ipip, gre, ipClass) called where this function ends; dissectClass does the
-// same for frames too short for these tests and under auto mode, which it
-// sends back here for the frames of an open gate. No frame is offered to a
-// fast path twice.
+// The route goes one way: one dispatch on the ethertype (and for IP the IP
+// protocol, through ipRoute) names the class; a closed gate is one branch
+// there, to the slow path from the start; an open one goes on to its
+// shape's function, which completes the keys or hands the slow path the
+// state to resume from. eth+IPv4+TCP/UDP, the most common frame, is written
+// here without a call. Frames too short for these reads, and every frame
+// under auto mode, go by dissectClass, which classifies with ClassifyFrame
+// and comes back here for the frames of an open gate.
 func (d *Dissector) DissectFrame(keys *FlowKeys, frame []byte) (bool, Path) {
 	if d.ticking || len(frame) < ethIPv4Len {
 		return d.dissectClass(keys, frame)
 	}
-	// matchEthIPv4's test on two words, then l4IPv4's stores, without a
-	// call.
 	le := binary.LittleEndian
-	h := le.Uint32(frame[12:]) // ethertype, version and IHL, TOS
-	w := le.Uint32(frame[EthernetHdrLen+ipv4FragOff:])
-	p := uint8(w >> 24)
-	if h&typeIHLMask != typeIHL5 || w&fragMask != 0 || (p != ipProtoTCP && p != ipProtoUDP) || d.open&(1<<ShapeEthIP) == 0 {
-		// eth+IPv6+TCP/UDP calls l4IPv6; every other frame goes on in a
-		// call that ends this function, so that no argument has to be kept
-		// (spilled) across a call.
-		if uint16(h) == basicIPv6 && len(frame) >= EthernetHdrLen+ipv6HdrLen+portsLen {
-			switch frame[EthernetHdrLen+ipv6NextHeader] {
-			case ipProtoTCP, ipProtoUDP:
-				// l4IPv6 covers them all: it never declines here.
-				if d.open&(1<<ShapeEthIP) != 0 &&
-					l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[EthernetHdrLen:]), control(EthernetHdrLen+ipv6HdrLen, 0), 0, 0) {
-					d.counters.Shape[ShapeEthIP].Fast++
-					return true, FastPath(ShapeEthIP)
-				}
-			case ipProtoIPIP, ipProtoIPv6:
-				return d.ipip(keys, frame)
-			case ipProtoGRE:
-				return d.gre(keys, frame)
-			}
-			return d.ipClass(keys, frame, uint16(h), p)
-		}
-		switch uint16(h) {
-		case vlanLE, qinqLE:
-			return d.tagged(keys, frame)
-		case pppoeLE:
-			return d.pppoe(keys, frame)
-		case mplsUCLE, mplsMCLE:
-			if d.open&(1<<ShapeMPLS) == 0 {
-				return d.mplsClosed(keys, frame)
-			}
-			// putMPLS, without its call, for a frame longer than the label.
-			le.PutUint64(keys[wordControl:], controlWord(EthernetHdrLen+mplsLabelLen, AddrNone))
-			le.PutUint64(keys[wordBasic:], bits.RotateLeft64(uint64(uint16(h))<<8, 56))
-			*(*[64]byte)(keys[wordVLAN:]) = [64]byte{}
-			d.counters.Shape[ShapeMPLS].Fast++
-			return true, FastPath(ShapeMPLS)
-		case basicIPv4:
-			switch p {
-			case ipProtoIPIP, ipProtoIPv6:
-				return d.ipip(keys, frame)
-			case ipProtoGRE:
-				return d.gre(keys, frame)
-			}
-			if d.open&(1<<ShapeEthIP) == 0 {
-				return d.slow(ShapeEthIP, keys, frame)
-			}
-			// An eth_ip frame its fast path declined (options, a
-			// fragment, another protocol).
-			d.counters.Shape[ShapeEthIP].Declined++
-			return d.slow(ShapeEthIP, keys, frame)
-		case basicIPv6:
-			return d.ipClass(keys, frame, basicIPv6, p)
-		}
-		return d.dissectClass(keys, frame)
-	}
+	// Little-endian reads written out byte by byte, which leaves no
+	// inlining mark (see the note on the key words in fast.go).
 	b := (*[ethIPv4Len]byte)(frame)
-	le.PutUint64(keys[wordControl:], bits.RotateLeft64(uint64(ethIPv4Len-portsLen)<<16|uint64(AddrIPv4)<<32, 48))
-	le.PutUint64(keys[wordBasic:], bits.RotateLeft64(basicIPv4<<8|uint64(p)<<24, 56))
-	*(*[16]byte)(keys[wordVLAN:]) = [16]byte{}
-	le.PutUint64(keys[wordPorts:], bits.RotateLeft64(uint64(le.Uint32(b[ethIPv4Len-portsLen:])), 32))
-	le.PutUint64(keys[wordAddr0:], bits.RotateLeft64(uint64(le.Uint32(b[EthernetHdrLen+ipv4SrcAddr:])), 32))
-	le.PutUint64(keys[wordAddr1:], bits.RotateLeft64(uint64(le.Uint32(b[EthernetHdrLen+ipv4DstAddr:]))<<32, 32))
-	*(*[24]byte)(keys[wordAddr2:]) = [24]byte{}
-	d.counters.Shape[ShapeEthIP].Fast++
-	return true, FastPath(ShapeEthIP)
-}
-
-// ipClass takes the IPv4 and IPv6 frames DissectFrame did not finish (etype
-// is the ethertype as it lies in the frame, p the IPv4 protocol): the eth_ip
-// frames its fast path declines or too short for its tests, and the IPv6
-// tunnels too short for them.
-func (d *Dissector) ipClass(keys *FlowKeys, frame []byte, etype uint16, p uint8) (bool, Path) {
-	if etype == basicIPv6 {
-		if len(frame) < EthernetHdrLen+ipv6HdrLen {
-			return d.dissectClass(keys, frame)
+	h := uint32(b[12]) | uint32(b[13])<<8 | uint32(b[14])<<16 | uint32(b[15])<<24 // ethertype, version and IHL, TOS
+	if uint16(h) == basicIPv4 {
+		p := b[EthernetHdrLen+ipv4Protocol]
+		r := d.ipRoute[p]
+		if r == routeL4 && h&typeIHLMask == typeIHL5 && (uint16(b[EthernetHdrLen+ipv4FragOff])|uint16(b[EthernetHdrLen+ipv4FragOff+1])<<8)&fragMask == 0 {
+			// l4IPv4's stores, without a call.
+			le.PutUint64(keys[wordControl:], bits.RotateLeft64(uint64(ethIPv4Len-portsLen)<<16|uint64(AddrIPv4)<<32, 48))
+			le.PutUint64(keys[wordBasic:], bits.RotateLeft64(basicIPv4<<8|uint64(p)<<24, 56))
+			*(*[16]byte)(keys[wordVLAN:]) = [16]byte{}
+			le.PutUint64(keys[wordPorts:], bits.RotateLeft64(uint64(le.Uint32(b[ethIPv4Len-portsLen:])), 32))
+			le.PutUint64(keys[wordAddr0:], bits.RotateLeft64(uint64(le.Uint32(b[EthernetHdrLen+ipv4SrcAddr:])), 32))
+			le.PutUint64(keys[wordAddr1:], bits.RotateLeft64(uint64(le.Uint32(b[EthernetHdrLen+ipv4DstAddr:]))<<32, 32))
+			*(*[24]byte)(keys[wordAddr2:]) = [24]byte{}
+			d.counters.Shape[ShapeEthIP].Fast++
+			return true, FastPath(ShapeEthIP)
 		}
-		p = frame[EthernetHdrLen+ipv6NextHeader]
-	}
-	switch p {
-	case ipProtoIPIP, ipProtoIPv6:
-		return d.ipip(keys, frame)
-	case ipProtoGRE:
-		return d.gre(keys, frame)
-	}
-	if !d.open.Has(ShapeEthIP) {
-		return d.slow(ShapeEthIP, keys, frame)
-	}
-	if etype == basicIPv4 {
+		if r < routeOpen {
+			d.slowRuns[r&7]++
+			return Dissect(keys, frame, EtherTypeIPv4, EthernetHdrLen, d.flags), PathSlow
+		}
+		switch r {
+		case routeIPIP:
+			return d.ipip(keys, frame)
+		case routeGRE:
+			return d.gre(keys, frame)
+		}
+		// An eth_ip frame its fast path declines (options, a fragment,
+		// another protocol): the slow path starts over.
 		d.counters.Shape[ShapeEthIP].Declined++
 		return d.slow(ShapeEthIP, keys, frame)
 	}
+	switch uint16(h) {
+	case basicIPv6:
+		r := d.ipRoute[frame[EthernetHdrLen+ipv6NextHeader]]
+		if r < routeOpen {
+			d.slowRuns[r&7]++
+			return Dissect(keys, frame, EtherTypeIPv6, EthernetHdrLen, d.flags), PathSlow
+		}
+		if r == routeL4 && len(frame) >= EthernetHdrLen+ipv6HdrLen+portsLen &&
+			l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[EthernetHdrLen:]), control(EthernetHdrLen+ipv6HdrLen, 0), 0, 0) {
+			d.counters.Shape[ShapeEthIP].Fast++
+			return true, FastPath(ShapeEthIP)
+		}
+		switch r {
+		case routeIPIP:
+			return d.ipip(keys, frame)
+		case routeGRE:
+			return d.gre(keys, frame)
+		}
+		return d.ipv6(keys, frame)
+	case vlanLE, qinqLE:
+		s := ShapeVLAN
+		if t := le.Uint16(frame[16:]); t == vlanLE || t == qinqLE {
+			s = ShapeQinQ
+		}
+		if !d.open.Has(s) {
+			d.counters.Shape[s].Slow++
+			return Dissect(keys, frame, bits.ReverseBytes16(uint16(h)), EthernetHdrLen, d.flags), PathSlow
+		}
+		if s == ShapeQinQ {
+			return d.qinq(keys, frame)
+		}
+		return d.vlan(keys, frame)
+	case pppoeLE:
+		if !d.open.Has(ShapePPPoE) {
+			d.counters.Shape[ShapePPPoE].Slow++
+			return Dissect(keys, frame, EtherTypePPPoES, EthernetHdrLen, d.flags), PathSlow
+		}
+		return d.pppoe(keys, frame)
+	case mplsUCLE, mplsMCLE:
+		if !d.open.Has(ShapeMPLS) {
+			d.counters.Shape[ShapeMPLS].Slow++
+			return Dissect(keys, frame, bits.ReverseBytes16(uint16(h)), EthernetHdrLen, d.flags), PathSlow
+		}
+		// putMPLS, without its call, for a frame longer than the label.
+		le.PutUint64(keys[wordControl:], controlWord(EthernetHdrLen+mplsLabelLen, AddrNone))
+		le.PutUint64(keys[wordBasic:], bits.RotateLeft64(uint64(uint16(h))<<8, 56))
+		*(*[64]byte)(keys[wordVLAN:]) = [64]byte{}
+		d.counters.Shape[ShapeMPLS].Fast++
+		return true, FastPath(ShapeMPLS)
+	}
+	d.counters.Other++
+	return DissectFrame(keys, frame, d.flags), PathSlow
+}
+
+// ipv6 takes the eth_ip frames over IPv6 of an open gate that DissectFrame
+// does not finish itself: a flow label before another protocol, which the
+// fast path covers, and its declines.
+func (d *Dissector) ipv6(keys *FlowKeys, frame []byte) (bool, Path) {
 	if fastL3(keys, frame, EthernetHdrLen, basicIPv6, 0) {
 		d.counters.Shape[ShapeEthIP].Fast++
 		return true, FastPath(ShapeEthIP)
@@ -314,71 +351,59 @@ func (d *Dissector) ipClass(keys *FlowKeys, frame []byte, etype uint16, p uint8)
 // frames at least ethIPv4Len long: each counts its fast path's hits and, on a
 // decline, runs the slow path from where the fast path stopped.
 
-// tagged takes the frames with a VLAN tag: fastVLAN's and fastQinQ's steps,
-// with fastL3's written out for constant offsets. Each hit returns where its
-// call returns, so that what a decline needs is reloaded on a decline only.
-// The one-tag and two-tag steps repeat each other on purpose: one piece of
-// code over a variable shape and offset counts more instructions per frame
-// (bench/instructions.sh).
-func (d *Dissector) tagged(keys *FlowKeys, frame []byte) (bool, Path) {
-	if len(frame) < qinqOff+ipv4MinHdrLen+portsLen {
+// vlan takes the frames of the vlan class and qinq those of the qinq class:
+// fastVLAN's and fastQinQ's steps, with fastL3's written out for constant
+// offsets. Each hit returns where its call returns, so that what a decline
+// needs is reloaded on a decline only. The one-tag and two-tag steps repeat
+// each other on purpose: one piece of code over a variable shape and offset
+// counts more instructions per frame (bench/instructions.sh).
+func (d *Dissector) vlan(keys *FlowKeys, frame []byte) (bool, Path) {
+	if len(frame) < vlanOff+ipv4MinHdrLen+portsLen {
 		return d.dissectClass(keys, frame)
 	}
-	le := binary.LittleEndian
-	inner := le.Uint16(frame[16:])
+	inner := uint16(frame[16]) | uint16(frame[17])<<8 // as le.Uint16, without an inlining mark
 	switch inner {
 	case basicIPv4:
-		if !d.open.Has(ShapeVLAN) {
-			return d.slow(ShapeVLAN, keys, frame)
-		}
 		if l4IPv4(keys, (*[ipv4MinHdrLen + portsLen]byte)(frame[vlanOff:]), control(vlanOff+ipv4MinHdrLen, 0), vlanWord(frame), 0) {
 			d.counters.Shape[ShapeVLAN].Fast++
 			return true, FastPath(ShapeVLAN)
 		}
 	case basicIPv6:
-		if !d.open.Has(ShapeVLAN) {
-			return d.slow(ShapeVLAN, keys, frame)
-		}
 		if len(frame) >= vlanOff+ipv6HdrLen+portsLen &&
 			l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[vlanOff:]), control(vlanOff+ipv6HdrLen, 0), vlanWord(frame), 0) {
 			d.counters.Shape[ShapeVLAN].Fast++
 			return true, FastPath(ShapeVLAN)
-		}
-	case vlanLE, qinqLE:
-		if !d.open.Has(ShapeQinQ) {
-			return d.slow(ShapeQinQ, keys, frame)
-		}
-		inner = le.Uint16(frame[20:])
-		switch inner {
-		case basicIPv4:
-			if l4IPv4(keys, (*[ipv4MinHdrLen + portsLen]byte)(frame[qinqOff:]), control(qinqOff+ipv4MinHdrLen, 0), vlanWord(frame), 0) {
-				d.counters.Shape[ShapeQinQ].Fast++
-				return true, FastPath(ShapeQinQ)
-			}
-		case basicIPv6:
-			if len(frame) >= qinqOff+ipv6HdrLen+portsLen &&
-				l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[qinqOff:]), control(qinqOff+ipv6HdrLen, 0), vlanWord(frame), 0) {
-				d.counters.Shape[ShapeQinQ].Fast++
-				return true, FastPath(ShapeQinQ)
-			}
-		}
-		d.resumeAt.handOver(keys, frame, qinqOff, inner, 2, 1, vlanWord(frame))
-		return d.declined(ShapeQinQ, keys, frame)
-	default:
-		if !d.open.Has(ShapeVLAN) {
-			return d.slow(ShapeVLAN, keys, frame)
 		}
 	}
 	d.resumeAt.handOver(keys, frame, vlanOff, inner, 1, 1, vlanWord(frame))
 	return d.declined(ShapeVLAN, keys, frame)
 }
 
+func (d *Dissector) qinq(keys *FlowKeys, frame []byte) (bool, Path) {
+	if len(frame) < qinqOff+ipv4MinHdrLen+portsLen {
+		return d.dissectClass(keys, frame)
+	}
+	inner := uint16(frame[20]) | uint16(frame[21])<<8
+	switch inner {
+	case basicIPv4:
+		if l4IPv4(keys, (*[ipv4MinHdrLen + portsLen]byte)(frame[qinqOff:]), control(qinqOff+ipv4MinHdrLen, 0), vlanWord(frame), 0) {
+			d.counters.Shape[ShapeQinQ].Fast++
+			return true, FastPath(ShapeQinQ)
+		}
+	case basicIPv6:
+		if len(frame) >= qinqOff+ipv6HdrLen+portsLen &&
+			l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[qinqOff:]), control(qinqOff+ipv6HdrLen, 0), vlanWord(frame), 0) {
+			d.counters.Shape[ShapeQinQ].Fast++
+			return true, FastPath(ShapeQinQ)
+		}
+	}
+	d.resumeAt.handOver(keys, frame, qinqOff, inner, 2, 1, vlanWord(frame))
+	return d.declined(ShapeQinQ, keys, frame)
+}
+
 // pppoe takes the PPPoE session frames: fastPPPoE's steps, with fastL3's
 // written out for constant offsets.
 func (d *Dissector) pppoe(keys *FlowKeys, frame []byte) (bool, Path) {
-	if !d.open.Has(ShapePPPoE) {
-		return d.slow(ShapePPPoE, keys, frame)
-	}
 	b := (*[ethIPv4Len]byte)(frame)
 	// Little-endian reads written out byte by byte, which leaves no
 	// inlining mark (see the note on the key words in fast.go).
@@ -406,16 +431,6 @@ func (d *Dissector) pppoe(keys *FlowKeys, frame []byte) (bool, Path) {
 	return d.declined(ShapePPPoE, keys, frame)
 }
 
-// mplsClosed takes the MPLS frames DissectFrame does not finish itself:
-// those whose gate is closed. It is kept out of line: inlined, its call
-// changes DissectFrame's register allocation, and the other classes' paths
-// count an instruction more (bench/instructions.sh).
-//
-//go:noinline
-func (d *Dissector) mplsClosed(keys *FlowKeys, frame []byte) (bool, Path) {
-	return d.slow(ShapeMPLS, keys, frame)
-}
-
 // outerIP reads the outer header of a tunnel frame of DissectFrame's (IPv4, or
 // IPv6 at least ipv6HdrLen long after Ethernet): where the next header
 // starts, the IP protocol, the outer ethertype (as it lies, read
@@ -439,9 +454,6 @@ func outerIP(frame []byte) (off int, proto uint8, outer uint16, ok bool) {
 // and what else it does not cover go on to fastTunnel's loop, which starts
 // over.
 func (d *Dissector) ipip(keys *FlowKeys, frame []byte) (bool, Path) {
-	if !d.open.Has(ShapeIPIP) {
-		return d.slow(ShapeIPIP, keys, frame)
-	}
 	off, proto, outer, ok := outerIP(frame)
 	switch {
 	case !ok:
@@ -474,9 +486,6 @@ func (d *Dissector) ipip(keys *FlowKeys, frame []byte) (bool, Path) {
 // straight-line, as ipip does, and leaves the rest (IPv4 in IPv6, transparent
 // Ethernet bridging, other flags, deeper chains) to fastTunnel's loop.
 func (d *Dissector) gre(keys *FlowKeys, frame []byte) (bool, Path) {
-	if !d.open.Has(ShapeGRE) {
-		return d.slow(ShapeGRE, keys, frame)
-	}
 	off, _, outer, ok := outerIP(frame)
 	if ok && off <= len(frame)-(greBaseHdrLen+8) {
 		// Room for the base header, checksum and key.
@@ -558,43 +567,18 @@ func (d *Dissector) declined(s Shape, keys *FlowKeys, frame []byte) (bool, Path)
 	return d.slowAfterDecline(s, keys, frame)
 }
 
-// dissectClass classifies a frame and runs its class's fast path or the slow
-// path: for frames too short for DissectFrame's tests, and under auto mode,
-// whose every frame it counts and whose frames of an open gate it hands back
-// to DissectFrame's straight-line route. The classification is written out
-// here rather than called, and each fast path is called directly, not
-// through runFast.
+// dissectClass classifies a frame with ClassifyFrame and runs its class's
+// fast path or the slow path: for frames too short for DissectFrame's
+// reads, and under auto mode, whose every frame it counts and whose frames
+// of an open gate it hands back to DissectFrame's dispatch. Each fast path
+// is called directly, not through runFast.
 func (d *Dissector) dissectClass(keys *FlowKeys, frame []byte) (bool, Path) {
-	a := d.ticking
-	if a {
+	ticking := d.ticking
+	if ticking {
 		d.auto.tick(d)
 	}
-	if len(frame) < EthernetHdrLen {
-		d.counters.Other++
-		return DissectFrame(keys, frame, d.flags), PathSlow
-	}
-	var s Shape
-	switch binary.BigEndian.Uint16(frame[12:]) {
-	case EtherTypeIPv4:
-		s = ShapeEthIP
-		if len(frame) >= EthernetHdrLen+ipv4MinHdrLen {
-			s, _ = ipShape(frame[EthernetHdrLen+ipv4Protocol])
-		}
-	case EtherTypeIPv6:
-		s = ShapeEthIP
-		if len(frame) >= EthernetHdrLen+ipv6HdrLen {
-			s, _ = ipShape(frame[EthernetHdrLen+ipv6NextHeader])
-		}
-	case EtherTypeVLAN, EtherTypeQinQ:
-		s = ShapeVLAN
-		if len(frame) >= EthernetHdrLen+vlanHdrLen && isVLANType(binary.BigEndian.Uint16(frame[16:])) {
-			s = ShapeQinQ
-		}
-	case EtherTypePPPoES:
-		s = ShapePPPoE
-	case EtherTypeMPLSUC, EtherTypeMPLSMC:
-		s = ShapeMPLS
-	default:
+	s, ok := ClassifyFrame(frame)
+	if !ok {
 		d.counters.Other++
 		return DissectFrame(keys, frame, d.flags), PathSlow
 	}
@@ -604,9 +588,9 @@ func (d *Dissector) dissectClass(keys *FlowKeys, frame []byte) (bool, Path) {
 		}
 		return d.slow(s, keys, frame)
 	}
-	if a && len(frame) >= ethIPv4Len {
-		// An open gate under auto mode: DissectFrame's straight-line route
-		// costs fewer instructions than the fast paths below.
+	if ticking && len(frame) >= ethIPv4Len {
+		// An open gate under auto mode: DissectFrame's dispatch costs
+		// fewer instructions than the fast paths below.
 		d.ticking = false
 		ok, path := d.DissectFrame(keys, frame)
 		d.ticking = true
@@ -702,12 +686,12 @@ func ClassifyFrame(f []byte) (Shape, bool) {
 		if len(f) < EthernetHdrLen+ipv4MinHdrLen {
 			return ShapeEthIP, true
 		}
-		return ipShape(f[EthernetHdrLen+ipv4Protocol])
+		return ipShape(f[EthernetHdrLen+ipv4Protocol]), true
 	case EtherTypeIPv6:
 		if len(f) < EthernetHdrLen+ipv6HdrLen {
 			return ShapeEthIP, true
 		}
-		return ipShape(f[EthernetHdrLen+ipv6NextHeader])
+		return ipShape(f[EthernetHdrLen+ipv6NextHeader]), true
 	case EtherTypeVLAN, EtherTypeQinQ:
 		if len(f) >= EthernetHdrLen+vlanHdrLen && isVLANType(binary.BigEndian.Uint16(f[16:])) {
 			return ShapeQinQ, true
@@ -721,12 +705,14 @@ func ClassifyFrame(f []byte) (Shape, bool) {
 	return 0, false
 }
 
-func ipShape(ipProto uint8) (Shape, bool) {
+// ipShape is the class of an outer IP header by its protocol: the tunnels
+// their own, every other eth_ip.
+func ipShape(ipProto uint8) Shape {
 	switch ipProto {
 	case ipProtoIPIP, ipProtoIPv6:
-		return ShapeIPIP, true
+		return ShapeIPIP
 	case ipProtoGRE:
-		return ShapeGRE, true
+		return ShapeGRE
 	}
-	return ShapeEthIP, true
+	return ShapeEthIP
 }
