@@ -243,8 +243,15 @@ func (d *Dissector) Counters() Counters {
 // under auto mode, go by dissectClass, which classifies with ClassifyFrame
 // and comes back here for the frames of an open gate.
 func (d *Dissector) DissectFrame(keys *FlowKeys, frame []byte) (bool, Path) {
+	return dispatch(keys, frame, d)
+}
+
+// dispatch is DissectFrame's dispatch. It takes the Dissector last, so that
+// the keys and the frame arrive in the registers the slow path (walk) takes
+// them in: a closed gate's route moves no argument.
+func dispatch(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
 	if d.ticking || len(frame) < ethIPv4Len {
-		return d.dissectClass(keys, frame)
+		return classPath(keys, frame, d)
 	}
 	le := binary.LittleEndian
 	// Little-endian reads written out byte by byte, which leaves no
@@ -268,25 +275,43 @@ func (d *Dissector) DissectFrame(keys *FlowKeys, frame []byte) (bool, Path) {
 		}
 		if r < routeOpen {
 			d.slowRuns[r&7]++
-			return Dissect(keys, frame, EtherTypeIPv4, EthernetHdrLen, d.flags), PathSlow
+			if h&typeIHLMask != typeIHL5 || (uint16(b[EthernetHdrLen+ipv4FragOff])|uint16(b[EthernetHdrLen+ipv4FragOff+1])<<8)&fragMask != 0 {
+				return Dissect(keys, frame, EtherTypeIPv4, EthernetHdrLen, d.flags), PathSlow
+			}
+			// The slow path's IPv4 step, for a header without options
+			// that is no fragment: its keys, then the L4 dispatch.
+			*keys = FlowKeys{}
+			*(*[8]byte)(keys[OffIPv4Src:]) = [8]byte(b[EthernetHdrLen+ipv4SrcAddr:])
+			keys[OffAddrType] = byte(AddrIPv4)
+			return walk(keys, frame, d.flags, EtherTypeIPv4, EthernetHdrLen+ipv4MinHdrLen, walkAt(p)|atIPProto), PathSlow
 		}
 		switch r {
 		case routeIPIP:
-			return d.ipip(keys, frame)
+			return ipipPath(keys, frame, d)
 		case routeGRE:
-			return d.gre(keys, frame)
+			return grePath(keys, frame, d)
 		}
 		// An eth_ip frame its fast path declines (options, a fragment,
 		// another protocol): the slow path starts over.
 		d.counters.Shape[ShapeEthIP].Declined++
-		return d.slow(ShapeEthIP, keys, frame)
+		return slowPath(keys, frame, d, ShapeEthIP)
 	}
 	switch uint16(h) {
 	case basicIPv6:
 		r := d.ipRoute[frame[EthernetHdrLen+ipv6NextHeader]]
 		if r < routeOpen {
 			d.slowRuns[r&7]++
-			return Dissect(keys, frame, EtherTypeIPv6, EthernetHdrLen, d.flags), PathSlow
+			if len(frame) < EthernetHdrLen+ipv6HdrLen || b[15]&0x0f|b[16]|b[17] != 0 {
+				return Dissect(keys, frame, EtherTypeIPv6, EthernetHdrLen, d.flags), PathSlow
+			}
+			// The slow path's IPv6 step, for a header without a flow
+			// label: its keys, then the L4 dispatch.
+			*keys = FlowKeys{}
+			a := (*[ipv6HdrLen]byte)(frame[EthernetHdrLen:])
+			*(*[16]byte)(keys[OffIPv6Src:]) = [16]byte(a[ipv6SrcAddr:])
+			*(*[16]byte)(keys[OffIPv6Src+16:]) = [16]byte(a[ipv6SrcAddr+16:])
+			keys[OffAddrType] = byte(AddrIPv6)
+			return walk(keys, frame, d.flags, EtherTypeIPv6, EthernetHdrLen+ipv6HdrLen, walkAt(b[EthernetHdrLen+ipv6NextHeader])|atIPProto), PathSlow
 		}
 		if r == routeL4 && len(frame) >= EthernetHdrLen+ipv6HdrLen+portsLen &&
 			l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[EthernetHdrLen:]), control(EthernetHdrLen+ipv6HdrLen, 0), 0, 0) {
@@ -295,34 +320,54 @@ func (d *Dissector) DissectFrame(keys *FlowKeys, frame []byte) (bool, Path) {
 		}
 		switch r {
 		case routeIPIP:
-			return d.ipip(keys, frame)
+			return ipipPath(keys, frame, d)
 		case routeGRE:
-			return d.gre(keys, frame)
+			return grePath(keys, frame, d)
 		}
-		return d.ipv6(keys, frame)
+		return ipv6Path(keys, frame, d)
 	case vlanLE, qinqLE:
-		s := ShapeVLAN
-		if t := le.Uint16(frame[16:]); t == vlanLE || t == qinqLE {
-			s = ShapeQinQ
+		// The slow path's VLAN steps: the first tag writes the VLAN key,
+		// a second only moves on.
+		if t := uint16(b[16]) | uint16(b[17])<<8; t == vlanLE || t == qinqLE {
+			if d.open.Has(ShapeQinQ) {
+				return qinqPath(keys, frame, d)
+			}
+			d.counters.Shape[ShapeQinQ].Slow++
+			*keys = FlowKeys{}
+			le.PutUint64(keys[wordVLAN:], vlanWord(frame))
+			return walk(keys, frame, d.flags, uint16(b[20])<<8|uint16(b[21]), qinqOff, packAt(0, 0, 2, 1, false)), PathSlow
 		}
-		if !d.open.Has(s) {
-			d.counters.Shape[s].Slow++
-			return Dissect(keys, frame, bits.ReverseBytes16(uint16(h)), EthernetHdrLen, d.flags), PathSlow
+		if d.open.Has(ShapeVLAN) {
+			return vlanPath(keys, frame, d)
 		}
-		if s == ShapeQinQ {
-			return d.qinq(keys, frame)
-		}
-		return d.vlan(keys, frame)
+		d.counters.Shape[ShapeVLAN].Slow++
+		*keys = FlowKeys{}
+		le.PutUint64(keys[wordVLAN:], vlanWord(frame))
+		return walk(keys, frame, d.flags, uint16(b[16])<<8|uint16(b[17]), vlanOff, packAt(0, 0, 1, 1, false)), PathSlow
 	case pppoeLE:
-		if !d.open.Has(ShapePPPoE) {
-			d.counters.Shape[ShapePPPoE].Slow++
+		if d.open.Has(ShapePPPoE) {
+			return pppoePath(keys, frame, d)
+		}
+		d.counters.Shape[ShapePPPoE].Slow++
+		// The slow path's PPPoE step, for a valid session header carrying
+		// IPv4 or IPv6.
+		proto := uint16(EtherTypeIPv4)
+		switch ppp := uint16(b[pppoeOff-2]) | uint16(b[pppoeOff-1])<<8; {
+		case uint16(b[EthernetHdrLen])|uint16(b[EthernetHdrLen+1])<<8 != pppoeOK:
+			return Dissect(keys, frame, EtherTypePPPoES, EthernetHdrLen, d.flags), PathSlow
+		case ppp == pppIPv6:
+			proto = EtherTypeIPv6
+		case ppp != pppIPv4:
 			return Dissect(keys, frame, EtherTypePPPoES, EthernetHdrLen, d.flags), PathSlow
 		}
-		return d.pppoe(keys, frame)
+		*keys = FlowKeys{}
+		return walk(keys, frame, d.flags, proto, pppoeOff, packAt(0, 0, 1, 0, false)), PathSlow
 	case mplsUCLE, mplsMCLE:
 		if !d.open.Has(ShapeMPLS) {
+			// The slow path's MPLS step, which ends the dissection.
 			d.counters.Shape[ShapeMPLS].Slow++
-			return Dissect(keys, frame, bits.ReverseBytes16(uint16(h)), EthernetHdrLen, d.flags), PathSlow
+			*keys = FlowKeys{}
+			return finish(keys, len(frame), EthernetHdrLen+mplsLabelLen, bits.ReverseBytes16(uint16(h)), 0, 0, true), PathSlow
 		}
 		// putMPLS, without its call, for a frame longer than the label.
 		le.PutUint64(keys[wordControl:], controlWord(EthernetHdrLen+mplsLabelLen, AddrNone))
@@ -335,31 +380,31 @@ func (d *Dissector) DissectFrame(keys *FlowKeys, frame []byte) (bool, Path) {
 	return DissectFrame(keys, frame, d.flags), PathSlow
 }
 
-// ipv6 takes the eth_ip frames over IPv6 of an open gate that DissectFrame
+// ipv6Path takes the eth_ip frames over IPv6 of an open gate that DissectFrame
 // does not finish itself: a flow label before another protocol, which the
 // fast path covers, and its declines.
-func (d *Dissector) ipv6(keys *FlowKeys, frame []byte) (bool, Path) {
+func ipv6Path(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
 	if fastL3(keys, frame, EthernetHdrLen, basicIPv6, 0) {
 		d.counters.Shape[ShapeEthIP].Fast++
 		return true, FastPath(ShapeEthIP)
 	}
 	d.resumeAt.handOverIPv6(keys, frame, EthernetHdrLen, 0, 0, 0)
-	return d.declined(ShapeEthIP, keys, frame)
+	return declinedPath(keys, frame, d, ShapeEthIP)
 }
 
 // The handlers of the classes that DissectFrame calls when it ends, for
 // frames at least ethIPv4Len long: each counts its fast path's hits and, on a
 // decline, runs the slow path from where the fast path stopped.
 
-// vlan takes the frames of the vlan class and qinq those of the qinq class:
+// vlanPath takes the frames of the vlan class and qinq those of the qinq class:
 // fastVLAN's and fastQinQ's steps, with fastL3's written out for constant
 // offsets. Each hit returns where its call returns, so that what a decline
 // needs is reloaded on a decline only. The one-tag and two-tag steps repeat
 // each other on purpose: one piece of code over a variable shape and offset
 // counts more instructions per frame (bench/instructions.sh).
-func (d *Dissector) vlan(keys *FlowKeys, frame []byte) (bool, Path) {
+func vlanPath(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
 	if len(frame) < vlanOff+ipv4MinHdrLen+portsLen {
-		return d.dissectClass(keys, frame)
+		return classPath(keys, frame, d)
 	}
 	inner := uint16(frame[16]) | uint16(frame[17])<<8 // as le.Uint16, without an inlining mark
 	switch inner {
@@ -376,12 +421,12 @@ func (d *Dissector) vlan(keys *FlowKeys, frame []byte) (bool, Path) {
 		}
 	}
 	d.resumeAt.handOver(keys, frame, vlanOff, inner, 1, 1, vlanWord(frame))
-	return d.declined(ShapeVLAN, keys, frame)
+	return declinedPath(keys, frame, d, ShapeVLAN)
 }
 
-func (d *Dissector) qinq(keys *FlowKeys, frame []byte) (bool, Path) {
+func qinqPath(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
 	if len(frame) < qinqOff+ipv4MinHdrLen+portsLen {
-		return d.dissectClass(keys, frame)
+		return classPath(keys, frame, d)
 	}
 	inner := uint16(frame[20]) | uint16(frame[21])<<8
 	switch inner {
@@ -398,12 +443,12 @@ func (d *Dissector) qinq(keys *FlowKeys, frame []byte) (bool, Path) {
 		}
 	}
 	d.resumeAt.handOver(keys, frame, qinqOff, inner, 2, 1, vlanWord(frame))
-	return d.declined(ShapeQinQ, keys, frame)
+	return declinedPath(keys, frame, d, ShapeQinQ)
 }
 
-// pppoe takes the PPPoE session frames: fastPPPoE's steps, with fastL3's
+// pppoePath takes the PPPoE session frames: fastPPPoE's steps, with fastL3's
 // written out for constant offsets.
-func (d *Dissector) pppoe(keys *FlowKeys, frame []byte) (bool, Path) {
+func pppoePath(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
 	b := (*[ethIPv4Len]byte)(frame)
 	// Little-endian reads written out byte by byte, which leaves no
 	// inlining mark (see the note on the key words in fast.go).
@@ -425,10 +470,10 @@ func (d *Dissector) pppoe(keys *FlowKeys, frame []byte) (bool, Path) {
 		}
 	default:
 		d.resumeAt.nhoff = 0
-		return d.declined(ShapePPPoE, keys, frame)
+		return declinedPath(keys, frame, d, ShapePPPoE)
 	}
 	d.resumeAt.handOver(keys, frame, pppoeOff, inner, 1, 0, 0)
-	return d.declined(ShapePPPoE, keys, frame)
+	return declinedPath(keys, frame, d, ShapePPPoE)
 }
 
 // outerIP reads the outer header of a tunnel frame of DissectFrame's (IPv4, or
@@ -448,12 +493,12 @@ func outerIP(frame []byte) (off int, proto uint8, outer uint16, ok bool) {
 		b[EthernetHdrLen+ipv4VerIHL]&0x0f == 5 && (uint16(b[EthernetHdrLen+ipv4FragOff])|uint16(b[EthernetHdrLen+ipv4FragOff+1])<<8)&fragMask == 0
 }
 
-// ipip takes the frames of the ipip class. It covers one level of IP-in-IP
+// ipipPath takes the frames of the ipip class. It covers one level of IP-in-IP
 // straight-line (4in4, 6in4, 6in6) with l4IPv4 or l4IPv6; 4in6 (whose inner
 // IPv4 header leaves the outer IPv6 address bytes in the keys), deeper chains
 // and what else it does not cover go on to fastTunnel's loop, which starts
 // over.
-func (d *Dissector) ipip(keys *FlowKeys, frame []byte) (bool, Path) {
+func ipipPath(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
 	off, proto, outer, ok := outerIP(frame)
 	switch {
 	case !ok:
@@ -474,18 +519,18 @@ func (d *Dissector) ipip(keys *FlowKeys, frame []byte) (bool, Path) {
 			}
 			if innerIPv4Stops(b) {
 				d.resumeAt.handOverInner(keys, frame, inner4in4, ipProtoIPIP, 0)
-				return d.declined(ShapeIPIP, keys, frame)
+				return declinedPath(keys, frame, d, ShapeIPIP)
 			}
 		}
 	}
-	return d.tunnel(ShapeIPIP, ipProtoIPIP, keys, frame)
+	return tunnelPath(keys, frame, d, ShapeIPIP, ipProtoIPIP)
 }
 
-// gre takes the frames of the gre class. It covers one level of GRE version
+// grePath takes the frames of the gre class. It covers one level of GRE version
 // 0 (with optional checksum, key and sequence) into IPv4 or IPv6
 // straight-line, as ipip does, and leaves the rest (IPv4 in IPv6, transparent
 // Ethernet bridging, other flags, deeper chains) to fastTunnel's loop.
-func (d *Dissector) gre(keys *FlowKeys, frame []byte) (bool, Path) {
+func grePath(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
 	off, _, outer, ok := outerIP(frame)
 	if ok && off <= len(frame)-(greBaseHdrLen+8) {
 		// Room for the base header, checksum and key.
@@ -513,24 +558,24 @@ func (d *Dissector) gre(keys *FlowKeys, frame []byte) (bool, Path) {
 				}
 				if innerIPv4Stops(b) {
 					d.resumeAt.handOverInner(keys, frame, off, ipProtoGRE, keyID)
-					return d.declined(ShapeGRE, keys, frame)
+					return declinedPath(keys, frame, d, ShapeGRE)
 				}
 			}
 		}
 	}
-	return d.tunnel(ShapeGRE, ipProtoGRE, keys, frame)
+	return tunnelPath(keys, frame, d, ShapeGRE, ipProtoGRE)
 }
 
-// tunnel takes the frames of tunnel class s (IP protocol ipProto) that the
+// tunnelPath takes the frames of tunnel class s (IP protocol ipProto) that the
 // straight-line paths of ipip and gre do not cover: fastTunnel's loop, which
 // starts over, or the slow path from where it stopped.
-func (d *Dissector) tunnel(s Shape, ipProto uint8, keys *FlowKeys, frame []byte) (bool, Path) {
+func tunnelPath(keys *FlowKeys, frame []byte, d *Dissector, s Shape, ipProto uint8) (bool, Path) {
 	d.resumeAt.nhoff = 0
 	if fastTunnel(keys, frame, ipProto, &d.resumeAt) {
 		d.counters.Shape[s].Fast++
 		return true, FastPath(s)
 	}
-	return d.declined(s, keys, frame)
+	return declinedPath(keys, frame, d, s)
 }
 
 // inner4in4 is where the inner header of IPv4 in IPv4 starts.
@@ -560,19 +605,19 @@ func (st *walkState) handOverInner(keys *FlowKeys, frame []byte, off int, ipProt
 	st.set(EtherTypeIPv4, off, ipProto, FlagEncapsulation, 1, 0, false)
 }
 
-// declined counts a decline of s's fast path and runs the slow path from where
+// declinedPath counts a decline of s's fast path and runs the slow path from where
 // it stopped.
-func (d *Dissector) declined(s Shape, keys *FlowKeys, frame []byte) (bool, Path) {
+func declinedPath(keys *FlowKeys, frame []byte, d *Dissector, s Shape) (bool, Path) {
 	d.counters.Shape[s].Declined++
-	return d.slowAfterDecline(s, keys, frame)
+	return resumedPath(keys, frame, d, s)
 }
 
-// dissectClass classifies a frame with ClassifyFrame and runs its class's
+// classPath classifies a frame with ClassifyFrame and runs its class's
 // fast path or the slow path: for frames too short for DissectFrame's
 // reads, and under auto mode, whose every frame it counts and whose frames
 // of an open gate it hands back to DissectFrame's dispatch. Each fast path
 // is called directly, not through runFast.
-func (d *Dissector) dissectClass(keys *FlowKeys, frame []byte) (bool, Path) {
+func classPath(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
 	ticking := d.ticking
 	if ticking {
 		d.auto.tick(d)
@@ -586,7 +631,7 @@ func (d *Dissector) dissectClass(keys *FlowKeys, frame []byte) (bool, Path) {
 		if d.auto != nil {
 			d.auto.probe(s, frame)
 		}
-		return d.slow(s, keys, frame)
+		return slowPath(keys, frame, d, s)
 	}
 	if ticking && len(frame) >= ethIPv4Len {
 		// An open gate under auto mode: DissectFrame's dispatch costs
@@ -621,16 +666,16 @@ func (d *Dissector) dissectClass(keys *FlowKeys, frame []byte) (bool, Path) {
 		return true, FastPath(s)
 	}
 	d.counters.Shape[s].Declined++
-	return d.slowAfterDecline(s, keys, frame)
+	return resumedPath(keys, frame, d, s)
 }
 
-// slowAfterDecline runs the slow path on a frame of class s that s's fast
+// resumedPath runs the slow path on a frame of class s that s's fast
 // path declined: from where the fast path stopped (d.resumeAt), in the state
 // the slow path would have reached there (re-dispatches, VLAN key, the keys
 // the headers before wrote), or from the start when it stopped before its
 // outer headers. The headers the fast path has read are not read again, so a
 // decline costs about what its tests cost.
-func (d *Dissector) slowAfterDecline(s Shape, keys *FlowKeys, frame []byte) (bool, Path) {
+func resumedPath(keys *FlowKeys, frame []byte, d *Dissector, s Shape) (bool, Path) {
 	d.counters.Shape[s].Slow++
 	if d.resumeAt.nhoff == 0 {
 		return DissectFrame(keys, frame, d.flags), PathSlow
@@ -638,8 +683,8 @@ func (d *Dissector) slowAfterDecline(s Shape, keys *FlowKeys, frame []byte) (boo
 	return resume(keys, frame, d.flags, &d.resumeAt), PathSlow
 }
 
-// slow runs the slow path for a frame of class s.
-func (d *Dissector) slow(s Shape, keys *FlowKeys, frame []byte) (bool, Path) {
+// slowPath runs the slow path for a frame of class s.
+func slowPath(keys *FlowKeys, frame []byte, d *Dissector, s Shape) (bool, Path) {
 	d.counters.Shape[s].Slow++
 	return DissectFrame(keys, frame, d.flags), PathSlow
 }

@@ -21,9 +21,9 @@ import (
 // change the next one's keys.
 var gated = struct {
 	sync.Mutex
-	d    *dissect.Dissector
-	keys dissect.FlowKeys
-}{d: dissect.NewDissector(dissect.DefaultFlags, dissect.AllGates)}
+	d, closed *dissect.Dissector
+	keys      dissect.FlowKeys
+}{d: dissect.NewDissector(dissect.DefaultFlags, dissect.AllGates), closed: dissect.NewDissector(dissect.DefaultFlags, dissect.NoGates)}
 
 // checkContract runs every fast path over frame and compares each acceptance with
 // the slow path. It returns the shapes that accepted.
@@ -51,13 +51,21 @@ func checkContract(tb testing.TB, name string, frame []byte) (accepted []dissect
 	if dissect.DissectFrame(&again, frame, dissect.DefaultFlags); again != slow {
 		return accepted // random keys (TIPC keep-alives): nothing to compare
 	}
+	// And the one with every gate closed: the slow path, resumed past the
+	// outer headers its dispatch read.
 	gated.Lock()
 	gatedOK, path := gated.d.DissectFrame(&gated.keys, frame)
 	viaGates := gated.keys
+	closedOK, closedPath := gated.closed.DissectFrame(&gated.keys, frame)
+	viaClosed := gated.keys
 	gated.Unlock()
 	if gatedOK != slowOK || viaGates != slow {
 		tb.Errorf("%s: the Dissector (path %v) differs from the slow path on frame %x\n slow ok=%v keys %x\n gated ok=%v keys %x",
 			name, path, frame, slowOK, slow[:], gatedOK, viaGates[:])
+	}
+	if closedOK != slowOK || viaClosed != slow || closedPath != dissect.PathSlow {
+		tb.Errorf("%s: the Dissector with every gate closed (path %v) differs from the slow path on frame %x\n slow ok=%v keys %x\n closed ok=%v keys %x",
+			name, closedPath, frame, slowOK, slow[:], closedOK, viaClosed[:])
 	}
 	return accepted
 }
