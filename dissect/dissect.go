@@ -35,19 +35,20 @@ type walkState struct {
 }
 
 // walkAt is the rest of a round's state, packed into one word so that walk
-// takes it in a register: the last IP protocol read (the key if the next
-// header cannot be read), the control flags, the re-dispatches made, the tags
-// seen (the first fills the VLAN key, the second is CVLAN, unused) and
-// whether the round starts at the L4 dispatch on that IP protocol, nhoff past
-// the IP header. The zero value is the state at the start of a dissection.
+// takes it in a register: the last IP protocol read (bits 0-7, the key if
+// the next header cannot be read), whether the round starts at the L4
+// dispatch on that IP protocol, nhoff past the IP header (bit 8), the
+// control flags (bits 16-23), the re-dispatches made (24-31) and the tags
+// seen (32-39: the first fills the VLAN key, the second is CVLAN, unused).
+// The zero value is the state at the start of a dissection.
 type walkAt uint64
 
 // atIPProto is walkAt's flag for a round that starts at the L4 dispatch.
-const atIPProto walkAt = 1 << 32
+const atIPProto walkAt = 1 << 8
 
 // packAt packs a round's state (see walkAt).
 func packAt(ipProto uint8, ctl ControlFlags, numHdrs int, vlanLevel uint8, l4 bool) walkAt {
-	at := walkAt(ipProto) | walkAt(uint8(ctl))<<8 | walkAt(uint8(numHdrs))<<16 | walkAt(vlanLevel)<<24
+	at := walkAt(ipProto) | walkAt(uint8(ctl))<<16 | walkAt(uint8(numHdrs))<<24 | walkAt(vlanLevel)<<32
 	if l4 {
 		at |= atIPProto
 	}
@@ -91,7 +92,7 @@ func walk(keys *FlowKeys, buf []byte, flags Flags, proto uint16, nhoff int, at w
 			// closed gate's route hands over.
 			goto ipProtoAgain
 		}
-		ctl, numHdrs, vlanLevel = ControlFlags(uint8(at>>8)), int(uint8(at>>16)), uint8(at>>24)
+		ctl, numHdrs, vlanLevel = ControlFlags(uint8(at>>16)), int(uint8(at>>24)), uint8(at>>32)
 		if at&atIPProto != 0 {
 			goto ipProtoAgain
 		}

@@ -167,9 +167,9 @@ type Dissector struct {
 	// closed, to count the slow path's run for, or one of the open routes.
 	ipRoute [256]uint8
 	// slowRuns counts the slow path's runs of a closed gate's frames that
-	// ipRoute classified, by shape (the array is 8 long so that a mask bounds
-	// the index); Counters adds them in.
-	slowRuns [8]uint64
+	// ipRoute classified, by shape (as long as the values below routeOpen,
+	// so that the index needs no bounds check); Counters adds them in.
+	slowRuns [routeOpen]uint64
 }
 
 // The open routes of Dissector.ipRoute; a value below routeOpen is the
@@ -274,7 +274,7 @@ func dispatch(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
 			return true, FastPath(ShapeEthIP)
 		}
 		if r < routeOpen {
-			d.slowRuns[r&7]++
+			d.slowRuns[r]++
 			if h&typeIHLMask != typeIHL5 || (uint16(b[EthernetHdrLen+ipv4FragOff])|uint16(b[EthernetHdrLen+ipv4FragOff+1])<<8)&fragMask != 0 {
 				return Dissect(keys, frame, EtherTypeIPv4, EthernetHdrLen, d.flags), PathSlow
 			}
@@ -300,7 +300,7 @@ func dispatch(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
 	case basicIPv6:
 		r := d.ipRoute[frame[EthernetHdrLen+ipv6NextHeader]]
 		if r < routeOpen {
-			d.slowRuns[r&7]++
+			d.slowRuns[r]++
 			if len(frame) < EthernetHdrLen+ipv6HdrLen || b[15]&0x0f|b[16]|b[17] != 0 {
 				return Dissect(keys, frame, EtherTypeIPv6, EthernetHdrLen, d.flags), PathSlow
 			}
@@ -605,13 +605,6 @@ func (st *walkState) handOverInner(keys *FlowKeys, frame []byte, off int, ipProt
 	st.set(EtherTypeIPv4, off, ipProto, FlagEncapsulation, 1, 0, false)
 }
 
-// declinedPath counts a decline of s's fast path and runs the slow path from where
-// it stopped.
-func declinedPath(keys *FlowKeys, frame []byte, d *Dissector, s Shape) (bool, Path) {
-	d.counters.Shape[s].Declined++
-	return resumedPath(keys, frame, d, s)
-}
-
 // classPath classifies a frame with ClassifyFrame and runs its class's
 // fast path or the slow path: for frames too short for DissectFrame's
 // reads, and under auto mode, whose every frame it counts and whose frames
@@ -665,22 +658,22 @@ func classPath(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
 		d.counters.Shape[s].Fast++
 		return true, FastPath(s)
 	}
-	d.counters.Shape[s].Declined++
-	return resumedPath(keys, frame, d, s)
+	return declinedPath(keys, frame, d, s)
 }
 
-// resumedPath runs the slow path on a frame of class s that s's fast
-// path declined: from where the fast path stopped (d.resumeAt), in the state
-// the slow path would have reached there (re-dispatches, VLAN key, the keys
-// the headers before wrote), or from the start when it stopped before its
-// outer headers. The headers the fast path has read are not read again, so a
+// declinedPath counts a decline of s's fast path and runs the slow path on
+// the frame: from where the fast path stopped (d.resumeAt), in the state the
+// slow path would have reached there (re-dispatches, VLAN key, the keys the
+// headers before wrote), or from the start when it stopped before its outer
+// headers. The headers the fast path has read are not read again, so a
 // decline costs about what its tests cost.
-func resumedPath(keys *FlowKeys, frame []byte, d *Dissector, s Shape) (bool, Path) {
+func declinedPath(keys *FlowKeys, frame []byte, d *Dissector, s Shape) (bool, Path) {
+	d.counters.Shape[s].Declined++
 	d.counters.Shape[s].Slow++
 	if d.resumeAt.nhoff == 0 {
 		return DissectFrame(keys, frame, d.flags), PathSlow
 	}
-	return resume(keys, frame, d.flags, &d.resumeAt), PathSlow
+	return walk(keys, frame, d.flags, d.resumeAt.proto, d.resumeAt.nhoff, d.resumeAt.at), PathSlow
 }
 
 // slowPath runs the slow path for a frame of class s.
