@@ -275,15 +275,16 @@ func dispatch(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
 		}
 		if r < routeOpen {
 			d.slowRuns[r]++
-			if h&typeIHLMask != typeIHL5 || (uint16(b[EthernetHdrLen+ipv4FragOff])|uint16(b[EthernetHdrLen+ipv4FragOff+1])<<8)&fragMask != 0 {
+			ihl := int(b[EthernetHdrLen+ipv4VerIHL] & 0x0f)
+			if ihl < 5 || (uint16(b[EthernetHdrLen+ipv4FragOff])|uint16(b[EthernetHdrLen+ipv4FragOff+1])<<8)&fragMask != 0 {
 				return Dissect(keys, frame, EtherTypeIPv4, EthernetHdrLen, d.flags), PathSlow
 			}
-			// The slow path's IPv4 step, for a header without options
-			// that is no fragment: its keys, then the L4 dispatch.
+			// The slow path's IPv4 step, for a header that is no
+			// fragment: its keys, then the L4 dispatch past it.
 			*keys = FlowKeys{}
 			*(*[8]byte)(keys[OffIPv4Src:]) = [8]byte(b[EthernetHdrLen+ipv4SrcAddr:])
 			keys[OffAddrType] = byte(AddrIPv4)
-			return walk(keys, frame, d.flags, EtherTypeIPv4, EthernetHdrLen+ipv4MinHdrLen, walkAt(p)|atIPProto), PathSlow
+			return walk(keys, frame, d.flags, EtherTypeIPv4, EthernetHdrLen+ihl*4, walkAt(p)|atIPProto), PathSlow
 		}
 		switch r {
 		case routeIPIP:
