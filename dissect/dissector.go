@@ -152,7 +152,7 @@ type Dissector struct {
 	gates    Gates // the gates asked for
 	open     Gates // the gates in effect: gates, or none when not eligible
 	// ticking is set under auto mode while DissectFrame has a frame to
-	// count for it: DissectFrame hands the frame to dissectClass, which
+	// count for it: DissectFrame hands the frame to classPath, which
 	// counts it and takes the dispatch again with ticking unset (a bool:
 	// storing a pointer would cost a write barrier's check).
 	ticking  bool
@@ -240,7 +240,7 @@ func (d *Dissector) Counters() Counters {
 // shape's function, which completes the keys or hands the slow path the
 // state to resume from. eth+IPv4+TCP/UDP, the most common frame, is written
 // here without a call. Frames too short for these reads, and every frame
-// under auto mode, go by dissectClass, which classifies with ClassifyFrame
+// under auto mode, go by classPath, which classifies with ClassifyFrame
 // and comes back here for the frames of an open gate.
 func (d *Dissector) DissectFrame(keys *FlowKeys, frame []byte) (bool, Path) {
 	return dispatch(keys, frame, d)
@@ -299,10 +299,14 @@ func dispatch(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
 	}
 	switch uint16(h) {
 	case basicIPv6:
+		if len(frame) < EthernetHdrLen+ipv6HdrLen {
+			// Too short for the next header to name the class.
+			return classPath(keys, frame, d)
+		}
 		r := d.ipRoute[frame[EthernetHdrLen+ipv6NextHeader]]
 		if r < routeOpen {
 			d.slowRuns[r]++
-			if len(frame) < EthernetHdrLen+ipv6HdrLen || b[15]&0x0f|b[16]|b[17] != 0 {
+			if b[15]&0x0f|b[16]|b[17] != 0 {
 				return Dissect(keys, frame, EtherTypeIPv6, EthernetHdrLen, d.flags), PathSlow
 			}
 			// The slow path's IPv6 step, for a header without a flow

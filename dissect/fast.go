@@ -282,8 +282,8 @@ func pppoeIP(f []byte) (uint16, bool) {
 // fastVLAN is the vlan shape: one 802.1Q or 802.1AD tag, then IP and TCP/UDP,
 // and fastQinQ the qinq shape: two tags (only the outer one is stored). A
 // frame declined past the tags leaves in *resumeAt where the slow path goes
-// on, with the VLAN key written (see handOverIPv4). DissectFrame runs their
-// steps itself.
+// on, with the VLAN key written (see handOverIPv4). The Dissector's dispatch
+// runs their steps itself (vlanPath, qinqPath).
 func fastVLAN(keys *FlowKeys, f []byte, resumeAt *walkState) bool {
 	return fastTagged(keys, f, resumeAt, 1)
 }
@@ -315,8 +315,8 @@ func fastTagged(keys *FlowKeys, f []byte, resumeAt *walkState, want int) bool {
 
 // fastPPPoE is the pppoe shape: a valid PPPoE session header carrying IPv4 or
 // IPv6, then TCP/UDP. A frame declined past the PPPoE header leaves in
-// *resumeAt where the slow path goes on (see handOverIPv4). DissectFrame runs
-// its steps itself.
+// *resumeAt where the slow path goes on (see handOverIPv4). The Dissector's
+// dispatch runs its steps itself (pppoePath).
 func fastPPPoE(keys *FlowKeys, f []byte, resumeAt *walkState) bool {
 	if len(f) < pppoeOff || binary.BigEndian.Uint16(f[12:]) != EtherTypePPPoES {
 		return false
