@@ -86,13 +86,13 @@ func walk(keys *FlowKeys, buf []byte, flags Flags, proto uint16, nhoff int, at w
 		poff      int // where the ports lie in the transport header
 	)
 	if at != 0 {
-		ipProto = uint8(at)
 		if at&^0xff == atIPProto {
 			// The L4 dispatch after a first IP header: the state a
 			// closed gate's route hands over.
+			ipProto = uint8(at)
 			goto ipProtoAgain
 		}
-		ctl, numHdrs, vlanLevel = ControlFlags(uint8(at>>16)), int(uint8(at>>24)), uint8(at>>32)
+		ipProto, ctl, numHdrs, vlanLevel = uint8(at), ControlFlags(uint8(at>>16)), int(uint8(at>>24)), uint8(at>>32)
 		if at&atIPProto != 0 {
 			goto ipProtoAgain
 		}

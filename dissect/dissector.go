@@ -261,18 +261,6 @@ func dispatch(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
 	if uint16(h) == basicIPv4 {
 		p := b[EthernetHdrLen+ipv4Protocol]
 		r := d.ipRoute[p]
-		if r == routeL4 && h&typeIHLMask == typeIHL5 && (uint16(b[EthernetHdrLen+ipv4FragOff])|uint16(b[EthernetHdrLen+ipv4FragOff+1])<<8)&fragMask == 0 {
-			// l4IPv4's stores, without a call.
-			le.PutUint64(keys[wordControl:], bits.RotateLeft64(uint64(ethIPv4Len-portsLen)<<16|uint64(AddrIPv4)<<32, 48))
-			le.PutUint64(keys[wordBasic:], bits.RotateLeft64(basicIPv4<<8|uint64(p)<<24, 56))
-			*(*[16]byte)(keys[wordVLAN:]) = [16]byte{}
-			le.PutUint64(keys[wordPorts:], bits.RotateLeft64(uint64(le.Uint32(b[ethIPv4Len-portsLen:])), 32))
-			le.PutUint64(keys[wordAddr0:], bits.RotateLeft64(uint64(le.Uint32(b[EthernetHdrLen+ipv4SrcAddr:])), 32))
-			le.PutUint64(keys[wordAddr1:], bits.RotateLeft64(uint64(le.Uint32(b[EthernetHdrLen+ipv4DstAddr:]))<<32, 32))
-			*(*[24]byte)(keys[wordAddr2:]) = [24]byte{}
-			d.counters.Shape[ShapeEthIP].Fast++
-			return true, FastPath(ShapeEthIP)
-		}
 		if r < routeOpen {
 			d.slowRuns[r]++
 			ihl := int(b[EthernetHdrLen+ipv4VerIHL] & 0x0f)
@@ -285,6 +273,18 @@ func dispatch(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
 			*(*[8]byte)(keys[OffIPv4Src:]) = [8]byte(b[EthernetHdrLen+ipv4SrcAddr:])
 			keys[OffAddrType] = byte(AddrIPv4)
 			return walk(keys, frame, d.flags, EtherTypeIPv4, EthernetHdrLen+ihl*4, walkAt(p)|atIPProto), PathSlow
+		}
+		if r == routeL4 && h&typeIHLMask == typeIHL5 && (uint16(b[EthernetHdrLen+ipv4FragOff])|uint16(b[EthernetHdrLen+ipv4FragOff+1])<<8)&fragMask == 0 {
+			// l4IPv4's stores, without a call.
+			le.PutUint64(keys[wordControl:], bits.RotateLeft64(uint64(ethIPv4Len-portsLen)<<16|uint64(AddrIPv4)<<32, 48))
+			le.PutUint64(keys[wordBasic:], bits.RotateLeft64(basicIPv4<<8|uint64(p)<<24, 56))
+			*(*[16]byte)(keys[wordVLAN:]) = [16]byte{}
+			le.PutUint64(keys[wordPorts:], bits.RotateLeft64(uint64(le.Uint32(b[ethIPv4Len-portsLen:])), 32))
+			le.PutUint64(keys[wordAddr0:], bits.RotateLeft64(uint64(le.Uint32(b[EthernetHdrLen+ipv4SrcAddr:])), 32))
+			le.PutUint64(keys[wordAddr1:], bits.RotateLeft64(uint64(le.Uint32(b[EthernetHdrLen+ipv4DstAddr:]))<<32, 32))
+			*(*[24]byte)(keys[wordAddr2:]) = [24]byte{}
+			d.counters.Shape[ShapeEthIP].Fast++
+			return true, FastPath(ShapeEthIP)
 		}
 		switch r {
 		case routeIPIP:
