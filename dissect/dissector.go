@@ -318,9 +318,11 @@ func dispatch(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
 			keys[OffAddrType] = byte(AddrIPv6)
 			return walk(keys, frame, d.flags, EtherTypeIPv6, EthernetHdrLen+ipv6HdrLen, walkAt(b[EthernetHdrLen+ipv6NextHeader])|atIPProto), PathSlow
 		}
-		if r == routeL4 && len(frame) >= EthernetHdrLen+ipv6HdrLen+portsLen &&
-			l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[EthernetHdrLen:]), control(EthernetHdrLen+ipv6HdrLen, 0), 0, 0) {
+		if r == routeL4 && len(frame) >= EthernetHdrLen+ipv6HdrLen+portsLen {
+			// l4IPv6 takes every TCP/UDP header: counted before the
+			// call, nothing is live after it.
 			d.counters.Shape[ShapeEthIP].Fast++
+			l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[EthernetHdrLen:]), control(EthernetHdrLen+ipv6HdrLen, 0), 0, 0)
 			return true, FastPath(ShapeEthIP)
 		}
 		switch r {
