@@ -18,7 +18,7 @@ cd "$(dirname "$0")/.."
 table=bench/testdata/instructions.txt
 # What a Dissector with every gate closed may count above the slow path
 # alone (docs/fast-paths.md, "Cost").
-closed_margin=6
+closed_margin=5
 bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
 # go build, not go run: callgrind finds the measured function by its symbol.

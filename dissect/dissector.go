@@ -250,7 +250,7 @@ func (d *Dissector) DissectFrame(keys *FlowKeys, frame []byte) (bool, Path) {
 // the keys and the frame arrive in the registers the slow path (walk) takes
 // them in: a closed gate's route moves no argument.
 func dispatch(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
-	if d.ticking || len(frame) < ethIPv4Len {
+	if len(frame) < ethIPv4Len || d.ticking {
 		return classPath(keys, frame, d)
 	}
 	le := binary.LittleEndian
