@@ -55,12 +55,6 @@ func packAt(ipProto uint8, ctl ControlFlags, numHdrs int, vlanLevel uint8, l4 bo
 	return at
 }
 
-// resume runs Dissect's state machine from the top of a round in state st,
-// over keys that hold what the rounds before it wrote.
-func resume(keys *FlowKeys, buf []byte, flags Flags, st *walkState) bool {
-	return walk(keys, buf, flags, st.proto, st.nhoff, st.at)
-}
-
 // walk is the state machine of __skb_flow_dissect: from ethertype proto at
 // nhoff, in the state at holds (zero at the start of a dissection).
 //
