@@ -25,6 +25,23 @@ var gated = struct {
 	keys      dissect.FlowKeys
 }{d: dissect.NewDissector(dissect.DefaultFlags, dissect.AllGates), closed: dissect.NewDissector(dissect.DefaultFlags, dissect.NoGates)}
 
+// flaggedDissector is a Dissector with flags other than the default ones,
+// every gate asked open, and its lock.
+type flaggedDissector struct {
+	sync.Mutex
+	flags dissect.Flags
+	d     *dissect.Dissector
+}
+
+// otherFlags are the flagged Dissectors checkContract runs every frame through.
+var otherFlags = func() []*flaggedDissector {
+	var ds []*flaggedDissector
+	for _, f := range []dissect.Flags{0, dissect.FlagParse1stFrag | dissect.FlagStopAtEncap, dissect.FlagStopBeforeEncap} {
+		ds = append(ds, &flaggedDissector{flags: f, d: dissect.NewDissector(f, dissect.AllGates)})
+	}
+	return ds
+}()
+
 // checkContract runs every fast path over frame and compares each acceptance with
 // the slow path. It returns the shapes that accepted.
 func checkContract(tb testing.TB, name string, frame []byte) (accepted []dissect.Shape) {
@@ -63,6 +80,20 @@ func checkContract(tb testing.TB, name string, frame []byte) (accepted []dissect
 	gated.Unlock()
 	checkCounted(tb, name, frame, path, before, after)
 	checkCounted(tb, name+" (gates closed)", frame, closedPath, closedBefore, closedAfter)
+	// Dissectors with other flags take no fast path: their closed routes,
+	// resumed past the outer headers, must match the slow path with the
+	// same flags.
+	for _, od := range otherFlags {
+		var want, got dissect.FlowKeys
+		wantOK := dissect.DissectFrame(&want, frame, od.flags)
+		od.Lock()
+		gotOK, _ := od.d.DissectFrame(&got, frame)
+		od.Unlock()
+		if gotOK != wantOK || got != want {
+			tb.Errorf("%s: the Dissector with flags %#x differs from the slow path on frame %x\n slow ok=%v keys %x\n dissector ok=%v keys %x",
+				name, od.flags, frame, wantOK, want[:], gotOK, got[:])
+		}
+	}
 	if gatedOK != slowOK || viaGates != slow {
 		tb.Errorf("%s: the Dissector (path %v) differs from the slow path on frame %x\n slow ok=%v keys %x\n gated ok=%v keys %x",
 			name, path, frame, slowOK, slow[:], gatedOK, viaGates[:])
