@@ -20,34 +20,43 @@ const MaxReDispatch = 15
 // buf is treated as one linear skb: a header read succeeds iff it ends within buf.
 func Dissect(keys *FlowKeys, buf []byte, proto uint16, nhoff int, flags Flags) bool {
 	*keys = FlowKeys{}
-	return walk(keys, buf, flags, proto, nhoff, nil)
+	return walk(keys, buf, flags, proto, nhoff, 0)
 }
 
 // walkState is the state machine's state at the top of a round, where it
-// dispatches on an ethertype (protoAgain) or, with atIPProto, on an IP
+// dispatches on an ethertype (protoAgain) or, with atIPProto in at, on an IP
 // protocol (ipProtoAgain): a Dissector whose fast path declines after reading
 // outer headers hands it over, with the keys those headers wrote, so that the
 // slow path does not read them again.
 type walkState struct {
-	proto     uint16
-	nhoff     int
-	ipProto   uint8 // the last IP protocol read: the key if the next header cannot be read
-	ctl       ControlFlags
-	numHdrs   int   // re-dispatches made
-	vlanLevel uint8 // tags seen: the first fills the VLAN key, the second is CVLAN (unused)
-	atIPProto bool  // start at the L4 dispatch on ipProto, nhoff past the IP header
+	proto uint16
+	nhoff int
+	at    walkAt
 }
 
-// resume runs Dissect's state machine from the top of a round in state st,
-// over keys that hold what the rounds before it wrote.
-func resume(keys *FlowKeys, buf []byte, flags Flags, st *walkState) bool {
-	return walk(keys, buf, flags, st.proto, st.nhoff, st)
+// walkAt is the rest of a round's state, packed into one word so that walk
+// takes it in a register: the last IP protocol read (bits 0-7, the key if
+// the next header cannot be read), whether the round starts at the L4
+// dispatch on that IP protocol, nhoff past the IP header (bit 8), the
+// control flags (bits 16-23), the re-dispatches made (24-31) and the tags
+// seen (32-39: the first fills the VLAN key, the second is CVLAN, unused).
+// The zero value is the state at the start of a dissection.
+type walkAt uint64
+
+// atIPProto is walkAt's flag for a round that starts at the L4 dispatch.
+const atIPProto walkAt = 1 << 8
+
+// packAt packs a round's state (see walkAt).
+func packAt(ipProto uint8, ctl ControlFlags, numHdrs int, vlanLevel uint8, l4 bool) walkAt {
+	at := walkAt(ipProto) | walkAt(uint8(ctl))<<16 | walkAt(uint8(numHdrs))<<24 | walkAt(vlanLevel)<<32
+	if l4 {
+		at |= atIPProto
+	}
+	return at
 }
 
 // walk is the state machine of __skb_flow_dissect: from ethertype proto at
-// nhoff, in the state st holds, or at the start of a dissection when st is
-// nil (which a dissection from the start passes so that it builds no state
-// in memory to read back).
+// nhoff, in the state at holds (zero at the start of a dissection).
 //
 // Like the kernel's function, it is one loop over a few named state
 // variables, with a round per ethertype (protoAgain) and per IP protocol
@@ -62,7 +71,7 @@ func resume(keys *FlowKeys, buf []byte, flags Flags, st *walkState) bool {
 // order: a switch over all the cases would search them. The hottest steps read their
 // fields by offset rather than through the views' accessors: an inlined
 // call leaves a NOP behind (its inlining mark).
-func walk(keys *FlowKeys, buf []byte, flags Flags, proto uint16, nhoff int, st *walkState) bool {
+func walk(keys *FlowKeys, buf []byte, flags Flags, proto uint16, nhoff int, at walkAt) bool {
 	var (
 		ipProto   uint8
 		ctl       ControlFlags
@@ -70,9 +79,15 @@ func walk(keys *FlowKeys, buf []byte, flags Flags, proto uint16, nhoff int, st *
 		vlanLevel uint8
 		poff      int // where the ports lie in the transport header
 	)
-	if st != nil {
-		ipProto, ctl, numHdrs, vlanLevel = st.ipProto, st.ctl, st.numHdrs, st.vlanLevel
-		if st.atIPProto {
+	if at != 0 {
+		if at&^0xff == atIPProto {
+			// The L4 dispatch after a first IP header: the state a
+			// closed gate's route hands over.
+			ipProto = uint8(at)
+			goto ipProtoAgain
+		}
+		ipProto, ctl, numHdrs, vlanLevel = uint8(at), ControlFlags(uint8(at>>16)), int(uint8(at>>24)), uint8(at>>32)
+		if at&atIPProto != 0 {
 			goto ipProtoAgain
 		}
 	}

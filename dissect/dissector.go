@@ -151,18 +151,36 @@ type Dissector struct {
 	eligible bool  // the fast paths are written for DefaultFlags only
 	gates    Gates // the gates asked for
 	open     Gates // the gates in effect: gates, or none when not eligible
+	// ticking is set under auto mode while DissectFrame has a frame to
+	// count for it: DissectFrame hands the frame to classPath, which
+	// counts it and takes the dispatch again with ticking unset (a bool:
+	// storing a pointer would cost a write barrier's check).
+	ticking  bool
 	counters Counters
 	auto     *Auto // nil unless the gates are chosen from the traffic
-	// ticking is set under auto mode while DissectFrame has a frame to
-	// count for it: DissectFrame hands the frame to dissectClass, which
-	// counts it and takes the straight-line route again with ticking unset
-	// (a bool: storing a pointer would cost a write barrier's check).
-	ticking bool
 	// resumeAt is where the slow path goes on after the last decline: a fast
 	// path that declines past its outer headers leaves their state here
 	// (nhoff 0: start over), so that the slow path does not read them again.
 	resumeAt walkState
+	// ipRoute is the dispatch on the IP protocol of an outer IPv4 or IPv6
+	// header, with the gates folded in: the shape (ipShape) whose gate is
+	// closed, to count the slow path's run for, or one of the open routes.
+	ipRoute [256]uint8
+	// slowRuns counts the slow path's runs of a closed gate's frames that
+	// ipRoute classified, by shape (as long as the values below routeOpen,
+	// so that the index needs no bounds check); Counters adds them in.
+	slowRuns [routeOpen]uint64
 }
+
+// The open routes of Dissector.ipRoute; a value below routeOpen is the
+// Shape of a closed gate.
+const (
+	routeOpen  = 0x80
+	routeL4    = routeOpen     // eth_ip, TCP or UDP: the straight-line route
+	routeEthIP = routeOpen + 1 // eth_ip, another protocol
+	routeIPIP  = routeOpen + 2
+	routeGRE   = routeOpen + 3
+)
 
 // NewDissector returns a dissector with the given flags and gates.
 func NewDissector(flags Flags, gates Gates) *Dissector {
@@ -182,10 +200,31 @@ func (d *Dissector) SetGates(g Gates) {
 	if d.eligible {
 		d.open = d.gates
 	}
+	for p := range d.ipRoute {
+		s := ipShape(uint8(p))
+		switch {
+		case !d.open.Has(s):
+			d.ipRoute[p] = uint8(s)
+		case s == ShapeIPIP:
+			d.ipRoute[p] = routeIPIP
+		case s == ShapeGRE:
+			d.ipRoute[p] = routeGRE
+		case p == ipProtoTCP || p == ipProtoUDP:
+			d.ipRoute[p] = routeL4
+		default:
+			d.ipRoute[p] = routeEthIP
+		}
+	}
 }
 
 // Counters returns a copy of the counters.
-func (d *Dissector) Counters() Counters { return d.counters }
+func (d *Dissector) Counters() Counters {
+	c := d.counters
+	for s := range c.Shape {
+		c.Shape[s].Slow += d.slowRuns[s]
+	}
+	return c
+}
 
 // DissectFrame dissects a whole Ethernet frame like the package's DissectFrame and
 // says which code produced the keys. The frame's outer headers name at most one
@@ -195,406 +234,176 @@ func (d *Dissector) Counters() Counters { return d.counters }
 // default ones. Frames of other shapes never pay for an open gate: a gate costs
 // only its declines, on frames of its own class that its fast path does not cover.
 //
-// eth+IPv4+TCP/UDP, the most common frame, is tested for first and written
-// here without a call, then eth+IPv6+TCP/UDP with one call; the other classes
-// go by one switch on the ethertype to a handler each (tagged, pppoe, mpls,
-// ipip, gre, ipClass) called where this function ends; dissectClass does the
-// same for frames too short for these tests and under auto mode, which it
-// sends back here for the frames of an open gate. No frame is offered to a
-// fast path twice.
+// The route goes one way: one dispatch on the ethertype (and for IP the IP
+// protocol, through ipRoute) names the class, which the counters count. A
+// closed gate is one branch there, to the slow path, which goes on from the
+// state past the outer header the dispatch read (an IPv4 header that is no
+// fragment, an IPv6 header without a flow label, the VLAN tags, a PPPoE
+// header carrying IP; MPLS's step ends the dissection) as its loop would
+// after that header, or starts over. An open gate goes on to its shape's
+// function (fast.go), which completes the keys or hands the slow path the
+// state to resume from. eth+IPv4+TCP/UDP, the most common frame, is written
+// here without a call. Frames too short for these reads, and every frame
+// under auto mode, go by classPath, which classifies with ClassifyFrame and
+// comes back here for the frames of an open gate; the equivalence suite
+// holds the counters to ClassifyFrame's class on every frame it tries.
 func (d *Dissector) DissectFrame(keys *FlowKeys, frame []byte) (bool, Path) {
-	if d.ticking || len(frame) < ethIPv4Len {
-		return d.dissectClass(keys, frame)
-	}
-	// matchEthIPv4's test on two words, then l4IPv4's stores, without a
-	// call.
-	le := binary.LittleEndian
-	h := le.Uint32(frame[12:]) // ethertype, version and IHL, TOS
-	w := le.Uint32(frame[EthernetHdrLen+ipv4FragOff:])
-	p := uint8(w >> 24)
-	if h&typeIHLMask != typeIHL5 || w&fragMask != 0 || (p != ipProtoTCP && p != ipProtoUDP) || d.open&(1<<ShapeEthIP) == 0 {
-		// eth+IPv6+TCP/UDP calls l4IPv6; every other frame goes on in a
-		// call that ends this function, so that no argument has to be kept
-		// (spilled) across a call.
-		if uint16(h) == basicIPv6 && len(frame) >= EthernetHdrLen+ipv6HdrLen+portsLen {
-			switch frame[EthernetHdrLen+ipv6NextHeader] {
-			case ipProtoTCP, ipProtoUDP:
-				// l4IPv6 covers them all: it never declines here.
-				if d.open&(1<<ShapeEthIP) != 0 &&
-					l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[EthernetHdrLen:]), control(EthernetHdrLen+ipv6HdrLen, 0), 0, 0) {
-					d.counters.Shape[ShapeEthIP].Fast++
-					return true, FastPath(ShapeEthIP)
-				}
-			case ipProtoIPIP, ipProtoIPv6:
-				return d.ipip(keys, frame)
-			case ipProtoGRE:
-				return d.gre(keys, frame)
-			}
-			return d.ipClass(keys, frame, uint16(h), p)
-		}
-		switch uint16(h) {
-		case vlanLE, qinqLE:
-			return d.tagged(keys, frame)
-		case pppoeLE:
-			return d.pppoe(keys, frame)
-		case mplsUCLE, mplsMCLE:
-			if d.open&(1<<ShapeMPLS) == 0 {
-				return d.mplsClosed(keys, frame)
-			}
-			// putMPLS, without its call, for a frame longer than the label.
-			le.PutUint64(keys[wordControl:], controlWord(EthernetHdrLen+mplsLabelLen, AddrNone))
-			le.PutUint64(keys[wordBasic:], bits.RotateLeft64(uint64(uint16(h))<<8, 56))
-			*(*[64]byte)(keys[wordVLAN:]) = [64]byte{}
-			d.counters.Shape[ShapeMPLS].Fast++
-			return true, FastPath(ShapeMPLS)
-		case basicIPv4:
-			switch p {
-			case ipProtoIPIP, ipProtoIPv6:
-				return d.ipip(keys, frame)
-			case ipProtoGRE:
-				return d.gre(keys, frame)
-			}
-			if d.open&(1<<ShapeEthIP) == 0 {
-				return d.slow(ShapeEthIP, keys, frame)
-			}
-			// An eth_ip frame its fast path declined (options, a
-			// fragment, another protocol).
-			d.counters.Shape[ShapeEthIP].Declined++
-			return d.slow(ShapeEthIP, keys, frame)
-		case basicIPv6:
-			return d.ipClass(keys, frame, basicIPv6, p)
-		}
-		return d.dissectClass(keys, frame)
-	}
-	b := (*[ethIPv4Len]byte)(frame)
-	le.PutUint64(keys[wordControl:], bits.RotateLeft64(uint64(ethIPv4Len-portsLen)<<16|uint64(AddrIPv4)<<32, 48))
-	le.PutUint64(keys[wordBasic:], bits.RotateLeft64(basicIPv4<<8|uint64(p)<<24, 56))
-	*(*[16]byte)(keys[wordVLAN:]) = [16]byte{}
-	le.PutUint64(keys[wordPorts:], bits.RotateLeft64(uint64(le.Uint32(b[ethIPv4Len-portsLen:])), 32))
-	le.PutUint64(keys[wordAddr0:], bits.RotateLeft64(uint64(le.Uint32(b[EthernetHdrLen+ipv4SrcAddr:])), 32))
-	le.PutUint64(keys[wordAddr1:], bits.RotateLeft64(uint64(le.Uint32(b[EthernetHdrLen+ipv4DstAddr:]))<<32, 32))
-	*(*[24]byte)(keys[wordAddr2:]) = [24]byte{}
-	d.counters.Shape[ShapeEthIP].Fast++
-	return true, FastPath(ShapeEthIP)
+	return dispatch(keys, frame, d)
 }
 
-// ipClass takes the IPv4 and IPv6 frames DissectFrame did not finish (etype
-// is the ethertype as it lies in the frame, p the IPv4 protocol): the eth_ip
-// frames its fast path declines or too short for its tests, and the IPv6
-// tunnels too short for them.
-func (d *Dissector) ipClass(keys *FlowKeys, frame []byte, etype uint16, p uint8) (bool, Path) {
-	if etype == basicIPv6 {
-		if len(frame) < EthernetHdrLen+ipv6HdrLen {
-			return d.dissectClass(keys, frame)
-		}
-		p = frame[EthernetHdrLen+ipv6NextHeader]
-	}
-	switch p {
-	case ipProtoIPIP, ipProtoIPv6:
-		return d.ipip(keys, frame)
-	case ipProtoGRE:
-		return d.gre(keys, frame)
-	}
-	if !d.open.Has(ShapeEthIP) {
-		return d.slow(ShapeEthIP, keys, frame)
-	}
-	if etype == basicIPv4 {
-		d.counters.Shape[ShapeEthIP].Declined++
-		return d.slow(ShapeEthIP, keys, frame)
-	}
-	if fastL3(keys, frame, EthernetHdrLen, basicIPv6, 0) {
-		d.counters.Shape[ShapeEthIP].Fast++
-		return true, FastPath(ShapeEthIP)
-	}
-	d.resumeAt.handOverIPv6(keys, frame, EthernetHdrLen, 0, 0, 0)
-	return d.declined(ShapeEthIP, keys, frame)
-}
-
-// The handlers of the classes that DissectFrame calls when it ends, for
-// frames at least ethIPv4Len long: each counts its fast path's hits and, on a
-// decline, runs the slow path from where the fast path stopped.
-
-// tagged takes the frames with a VLAN tag: fastVLAN's and fastQinQ's steps,
-// with fastL3's written out for constant offsets. Each hit returns where its
-// call returns, so that what a decline needs is reloaded on a decline only.
-// The one-tag and two-tag steps repeat each other on purpose: one piece of
-// code over a variable shape and offset counts more instructions per frame
-// (bench/instructions.sh).
-func (d *Dissector) tagged(keys *FlowKeys, frame []byte) (bool, Path) {
-	if len(frame) < qinqOff+ipv4MinHdrLen+portsLen {
-		return d.dissectClass(keys, frame)
+// dispatch is DissectFrame's dispatch. It takes the Dissector last, so that
+// the keys and the frame arrive in the registers the slow path (walk) takes
+// them in: a closed gate's route moves no argument.
+func dispatch(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
+	if len(frame) < ethIPv4Len || d.ticking {
+		return classPath(keys, frame, d)
 	}
 	le := binary.LittleEndian
-	inner := le.Uint16(frame[16:])
-	switch inner {
-	case basicIPv4:
-		if !d.open.Has(ShapeVLAN) {
-			return d.slow(ShapeVLAN, keys, frame)
-		}
-		if l4IPv4(keys, (*[ipv4MinHdrLen + portsLen]byte)(frame[vlanOff:]), control(vlanOff+ipv4MinHdrLen, 0), vlanWord(frame), 0) {
-			d.counters.Shape[ShapeVLAN].Fast++
-			return true, FastPath(ShapeVLAN)
-		}
-	case basicIPv6:
-		if !d.open.Has(ShapeVLAN) {
-			return d.slow(ShapeVLAN, keys, frame)
-		}
-		if len(frame) >= vlanOff+ipv6HdrLen+portsLen &&
-			l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[vlanOff:]), control(vlanOff+ipv6HdrLen, 0), vlanWord(frame), 0) {
-			d.counters.Shape[ShapeVLAN].Fast++
-			return true, FastPath(ShapeVLAN)
-		}
-	case vlanLE, qinqLE:
-		if !d.open.Has(ShapeQinQ) {
-			return d.slow(ShapeQinQ, keys, frame)
-		}
-		inner = le.Uint16(frame[20:])
-		switch inner {
-		case basicIPv4:
-			if l4IPv4(keys, (*[ipv4MinHdrLen + portsLen]byte)(frame[qinqOff:]), control(qinqOff+ipv4MinHdrLen, 0), vlanWord(frame), 0) {
-				d.counters.Shape[ShapeQinQ].Fast++
-				return true, FastPath(ShapeQinQ)
-			}
-		case basicIPv6:
-			if len(frame) >= qinqOff+ipv6HdrLen+portsLen &&
-				l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[qinqOff:]), control(qinqOff+ipv6HdrLen, 0), vlanWord(frame), 0) {
-				d.counters.Shape[ShapeQinQ].Fast++
-				return true, FastPath(ShapeQinQ)
-			}
-		}
-		d.resumeAt.handOver(keys, frame, qinqOff, inner, 2, 1, vlanWord(frame))
-		return d.declined(ShapeQinQ, keys, frame)
-	default:
-		if !d.open.Has(ShapeVLAN) {
-			return d.slow(ShapeVLAN, keys, frame)
-		}
-	}
-	d.resumeAt.handOver(keys, frame, vlanOff, inner, 1, 1, vlanWord(frame))
-	return d.declined(ShapeVLAN, keys, frame)
-}
-
-// pppoe takes the PPPoE session frames: fastPPPoE's steps, with fastL3's
-// written out for constant offsets.
-func (d *Dissector) pppoe(keys *FlowKeys, frame []byte) (bool, Path) {
-	if !d.open.Has(ShapePPPoE) {
-		return d.slow(ShapePPPoE, keys, frame)
-	}
-	b := (*[ethIPv4Len]byte)(frame)
 	// Little-endian reads written out byte by byte, which leaves no
 	// inlining mark (see the note on the key words in fast.go).
-	inner := uint16(b[pppoeOff-2]) | uint16(b[pppoeOff-1])<<8 // the PPP protocol, for now
-	switch valid := uint16(b[EthernetHdrLen])|uint16(b[EthernetHdrLen+1])<<8 == pppoeOK; {
-	case valid && inner == pppIPv4:
-		inner = basicIPv4
-		if len(frame) >= pppoeOff+ipv4MinHdrLen+portsLen &&
-			l4IPv4(keys, (*[ipv4MinHdrLen + portsLen]byte)(frame[pppoeOff:]), control(pppoeOff+ipv4MinHdrLen, 0), 0, 0) {
-			d.counters.Shape[ShapePPPoE].Fast++
-			return true, FastPath(ShapePPPoE)
-		}
-	case valid && inner == pppIPv6:
-		inner = basicIPv6
-		if len(frame) >= pppoeOff+ipv6HdrLen+portsLen &&
-			l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[pppoeOff:]), control(pppoeOff+ipv6HdrLen, 0), 0, 0) {
-			d.counters.Shape[ShapePPPoE].Fast++
-			return true, FastPath(ShapePPPoE)
-		}
-	default:
-		d.resumeAt.nhoff = 0
-		return d.declined(ShapePPPoE, keys, frame)
-	}
-	d.resumeAt.handOver(keys, frame, pppoeOff, inner, 1, 0, 0)
-	return d.declined(ShapePPPoE, keys, frame)
-}
-
-// mplsClosed takes the MPLS frames DissectFrame does not finish itself:
-// those whose gate is closed. It is kept out of line: inlined, its call
-// changes DissectFrame's register allocation, and the other classes' paths
-// count an instruction more (bench/instructions.sh).
-//
-//go:noinline
-func (d *Dissector) mplsClosed(keys *FlowKeys, frame []byte) (bool, Path) {
-	return d.slow(ShapeMPLS, keys, frame)
-}
-
-// outerIP reads the outer header of a tunnel frame of DissectFrame's (IPv4, or
-// IPv6 at least ipv6HdrLen long after Ethernet): where the next header
-// starts, the IP protocol, the outer ethertype (as it lies, read
-// little-endian), and whether the header is one the straight-line tunnel
-// paths cover (IPv4 without options or fragmentation, IPv6 without a flow
-// label).
-func outerIP(frame []byte) (off int, proto uint8, outer uint16, ok bool) {
 	b := (*[ethIPv4Len]byte)(frame)
-	outer = uint16(b[12]) | uint16(b[13])<<8 // as le.Uint16, without an inlining mark
-	if outer == basicIPv6 {
-		return EthernetHdrLen + ipv6HdrLen, b[EthernetHdrLen+ipv6NextHeader], outer,
-			binary.BigEndian.Uint32(b[EthernetHdrLen:])&ipv6LabelMask == 0
-	}
-	return EthernetHdrLen + ipv4MinHdrLen, b[EthernetHdrLen+ipv4Protocol], outer,
-		b[EthernetHdrLen+ipv4VerIHL]&0x0f == 5 && (uint16(b[EthernetHdrLen+ipv4FragOff])|uint16(b[EthernetHdrLen+ipv4FragOff+1])<<8)&fragMask == 0
-}
-
-// ipip takes the frames of the ipip class. It covers one level of IP-in-IP
-// straight-line (4in4, 6in4, 6in6) with l4IPv4 or l4IPv6; 4in6 (whose inner
-// IPv4 header leaves the outer IPv6 address bytes in the keys), deeper chains
-// and what else it does not cover go on to fastTunnel's loop, which starts
-// over.
-func (d *Dissector) ipip(keys *FlowKeys, frame []byte) (bool, Path) {
-	if !d.open.Has(ShapeIPIP) {
-		return d.slow(ShapeIPIP, keys, frame)
-	}
-	off, proto, outer, ok := outerIP(frame)
-	switch {
-	case !ok:
-	case proto == ipProtoIPv6:
-		if off <= len(frame)-(ipv6HdrLen+portsLen) &&
-			l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[off:]), control(off+ipv6HdrLen, FlagEncapsulation), 0, 0) {
-			d.counters.Shape[ShapeIPIP].Fast++
-			return true, FastPath(ShapeIPIP)
+	h := uint32(b[12]) | uint32(b[13])<<8 | uint32(b[14])<<16 | uint32(b[15])<<24 // ethertype, version and IHL, TOS
+	if uint16(h) == basicIPv4 {
+		p := b[EthernetHdrLen+ipv4Protocol]
+		r := d.ipRoute[p]
+		if r < routeOpen {
+			d.slowRuns[r]++
+			ihl := int(b[EthernetHdrLen+ipv4VerIHL] & 0x0f)
+			if ihl < 5 || (uint16(b[EthernetHdrLen+ipv4FragOff])|uint16(b[EthernetHdrLen+ipv4FragOff+1])<<8)&fragMask != 0 {
+				return Dissect(keys, frame, EtherTypeIPv4, EthernetHdrLen, d.flags), PathSlow
+			}
+			// The slow path's IPv4 step, for a header that is no
+			// fragment: its keys, then the L4 dispatch past it.
+			*keys = FlowKeys{}
+			*(*[8]byte)(keys[OffIPv4Src:]) = [8]byte(b[EthernetHdrLen+ipv4SrcAddr:])
+			keys[OffAddrType] = byte(AddrIPv4)
+			return walk(keys, frame, d.flags, EtherTypeIPv4, EthernetHdrLen+ihl*4, walkAt(p)|atIPProto), PathSlow
 		}
-	case outer == basicIPv4: // and proto 4
-		// off is inner4in4 here; the constant keeps off out of what has to
-		// be kept across l4IPv4's call.
-		if len(frame) >= inner4in4+ipv4MinHdrLen+portsLen {
-			b := (*[ipv4MinHdrLen + portsLen]byte)(frame[inner4in4:])
-			if l4IPv4(keys, b, control(inner4in4+ipv4MinHdrLen, FlagEncapsulation), 0, 0) {
-				d.counters.Shape[ShapeIPIP].Fast++
-				return true, FastPath(ShapeIPIP)
-			}
-			if innerIPv4Stops(b) {
-				d.resumeAt.handOverInner(keys, frame, inner4in4, ipProtoIPIP, 0)
-				return d.declined(ShapeIPIP, keys, frame)
-			}
+		if r == routeL4 && h&typeIHLMask == typeIHL5 && (uint16(b[EthernetHdrLen+ipv4FragOff])|uint16(b[EthernetHdrLen+ipv4FragOff+1])<<8)&fragMask == 0 {
+			// l4IPv4's stores, without a call.
+			le.PutUint64(keys[wordControl:], bits.RotateLeft64(uint64(ethIPv4Len-portsLen)<<16|uint64(AddrIPv4)<<32, 48))
+			le.PutUint64(keys[wordBasic:], bits.RotateLeft64(basicIPv4<<8|uint64(p)<<24, 56))
+			*(*[16]byte)(keys[wordVLAN:]) = [16]byte{}
+			le.PutUint64(keys[wordPorts:], bits.RotateLeft64(uint64(le.Uint32(b[ethIPv4Len-portsLen:])), 32))
+			le.PutUint64(keys[wordAddr0:], bits.RotateLeft64(uint64(le.Uint32(b[EthernetHdrLen+ipv4SrcAddr:])), 32))
+			le.PutUint64(keys[wordAddr1:], bits.RotateLeft64(uint64(le.Uint32(b[EthernetHdrLen+ipv4DstAddr:]))<<32, 32))
+			*(*[24]byte)(keys[wordAddr2:]) = [24]byte{}
+			d.counters.Shape[ShapeEthIP].Fast++
+			return true, FastPath(ShapeEthIP)
 		}
-	}
-	return d.tunnel(ShapeIPIP, ipProtoIPIP, keys, frame)
-}
-
-// gre takes the frames of the gre class. It covers one level of GRE version
-// 0 (with optional checksum, key and sequence) into IPv4 or IPv6
-// straight-line, as ipip does, and leaves the rest (IPv4 in IPv6, transparent
-// Ethernet bridging, other flags, deeper chains) to fastTunnel's loop.
-func (d *Dissector) gre(keys *FlowKeys, frame []byte) (bool, Path) {
-	if !d.open.Has(ShapeGRE) {
-		return d.slow(ShapeGRE, keys, frame)
-	}
-	off, _, outer, ok := outerIP(frame)
-	if ok && off <= len(frame)-(greBaseHdrLen+8) {
-		// Room for the base header, checksum and key.
-		g := (*[greBaseHdrLen + 8]byte)(frame[off:])
-		fv := binary.BigEndian.Uint16(g[0:])
-		inner := uint16(g[2]) | uint16(g[3])<<8
-		// Each of checksum, key and sequence adds 4 bytes, in that order.
-		c, k, q := int(fv>>15), int(fv>>13&1), int(fv>>12&1)
-		keyID := uint64(binary.LittleEndian.Uint32(g[greBaseHdrLen+4*c:]) & -uint32(k))
-		off += greBaseHdrLen + 4*(c+k+q)
-		switch {
-		case fv&^(greChecksum|greKey|greSeq) != 0:
-		case inner == basicIPv6:
-			if off <= len(frame)-(ipv6HdrLen+portsLen) &&
-				l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[off:]), control(off+ipv6HdrLen, FlagEncapsulation), 0, keyID) {
-				d.counters.Shape[ShapeGRE].Fast++
-				return true, FastPath(ShapeGRE)
-			}
-		case inner == basicIPv4 && outer == basicIPv4:
-			if off <= len(frame)-(ipv4MinHdrLen+portsLen) {
-				b := (*[ipv4MinHdrLen + portsLen]byte)(frame[off:])
-				if l4IPv4(keys, b, control(off+ipv4MinHdrLen, FlagEncapsulation), 0, keyID) {
-					d.counters.Shape[ShapeGRE].Fast++
-					return true, FastPath(ShapeGRE)
-				}
-				if innerIPv4Stops(b) {
-					d.resumeAt.handOverInner(keys, frame, off, ipProtoGRE, keyID)
-					return d.declined(ShapeGRE, keys, frame)
-				}
-			}
+		switch r {
+		case routeIPIP:
+			return ipipPath(keys, frame, d)
+		case routeGRE:
+			return grePath(keys, frame, d)
 		}
+		// An eth_ip frame its fast path declines (options, a fragment,
+		// another protocol): the slow path starts over.
+		d.counters.Shape[ShapeEthIP].Declined++
+		return slowPath(keys, frame, d, ShapeEthIP)
 	}
-	return d.tunnel(ShapeGRE, ipProtoGRE, keys, frame)
-}
-
-// tunnel takes the frames of tunnel class s (IP protocol ipProto) that the
-// straight-line paths of ipip and gre do not cover: fastTunnel's loop, which
-// starts over, or the slow path from where it stopped.
-func (d *Dissector) tunnel(s Shape, ipProto uint8, keys *FlowKeys, frame []byte) (bool, Path) {
-	d.resumeAt.nhoff = 0
-	if fastTunnel(keys, frame, ipProto, &d.resumeAt) {
-		d.counters.Shape[s].Fast++
-		return true, FastPath(s)
+	switch uint16(h) {
+	case basicIPv6:
+		if len(frame) < EthernetHdrLen+ipv6HdrLen {
+			// Too short for the next header to name the class.
+			return classPath(keys, frame, d)
+		}
+		r := d.ipRoute[frame[EthernetHdrLen+ipv6NextHeader]]
+		if r < routeOpen {
+			d.slowRuns[r]++
+			if b[15]&0x0f|b[16]|b[17] != 0 {
+				return Dissect(keys, frame, EtherTypeIPv6, EthernetHdrLen, d.flags), PathSlow
+			}
+			// The slow path's IPv6 step, for a header without a flow
+			// label: its keys, then the L4 dispatch.
+			*keys = FlowKeys{}
+			a := (*[ipv6HdrLen]byte)(frame[EthernetHdrLen:])
+			*(*[16]byte)(keys[OffIPv6Src:]) = [16]byte(a[ipv6SrcAddr:])
+			*(*[16]byte)(keys[OffIPv6Src+16:]) = [16]byte(a[ipv6SrcAddr+16:])
+			keys[OffAddrType] = byte(AddrIPv6)
+			return walk(keys, frame, d.flags, EtherTypeIPv6, EthernetHdrLen+ipv6HdrLen, walkAt(b[EthernetHdrLen+ipv6NextHeader])|atIPProto), PathSlow
+		}
+		if r == routeL4 && len(frame) >= EthernetHdrLen+ipv6HdrLen+portsLen {
+			// l4IPv6 takes every TCP/UDP header: counted before the
+			// call, nothing is live after it.
+			d.counters.Shape[ShapeEthIP].Fast++
+			l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[EthernetHdrLen:]), control(EthernetHdrLen+ipv6HdrLen, 0), 0, 0)
+			return true, FastPath(ShapeEthIP)
+		}
+		switch r {
+		case routeIPIP:
+			return ipipPath(keys, frame, d)
+		case routeGRE:
+			return grePath(keys, frame, d)
+		}
+		return ipv6Path(keys, frame, d)
+	case vlanLE, qinqLE:
+		// The slow path's VLAN steps: the first tag writes the VLAN key,
+		// a second only moves on.
+		if t := uint16(b[16]) | uint16(b[17])<<8; t == vlanLE || t == qinqLE {
+			if d.open.Has(ShapeQinQ) {
+				return qinqPath(keys, frame, d)
+			}
+			d.counters.Shape[ShapeQinQ].Slow++
+			*keys = FlowKeys{}
+			le.PutUint64(keys[wordVLAN:], vlanWord(frame))
+			return walk(keys, frame, d.flags, uint16(b[20])<<8|uint16(b[21]), qinqOff, packAt(0, 0, 2, 1, false)), PathSlow
+		}
+		if d.open.Has(ShapeVLAN) {
+			return vlanPath(keys, frame, d)
+		}
+		d.counters.Shape[ShapeVLAN].Slow++
+		*keys = FlowKeys{}
+		le.PutUint64(keys[wordVLAN:], vlanWord(frame))
+		return walk(keys, frame, d.flags, uint16(b[16])<<8|uint16(b[17]), vlanOff, packAt(0, 0, 1, 1, false)), PathSlow
+	case pppoeLE:
+		if d.open.Has(ShapePPPoE) {
+			return pppoePath(keys, frame, d)
+		}
+		d.counters.Shape[ShapePPPoE].Slow++
+		// The slow path's PPPoE step, for a valid session header carrying
+		// IPv4 or IPv6.
+		proto := uint16(EtherTypeIPv4)
+		switch ppp := uint16(b[pppoeOff-2]) | uint16(b[pppoeOff-1])<<8; {
+		case uint16(b[EthernetHdrLen])|uint16(b[EthernetHdrLen+1])<<8 != pppoeOK:
+			return Dissect(keys, frame, EtherTypePPPoES, EthernetHdrLen, d.flags), PathSlow
+		case ppp == pppIPv6:
+			proto = EtherTypeIPv6
+		case ppp != pppIPv4:
+			return Dissect(keys, frame, EtherTypePPPoES, EthernetHdrLen, d.flags), PathSlow
+		}
+		*keys = FlowKeys{}
+		return walk(keys, frame, d.flags, proto, pppoeOff, packAt(0, 0, 1, 0, false)), PathSlow
+	case mplsUCLE, mplsMCLE:
+		if !d.open.Has(ShapeMPLS) {
+			// The slow path's MPLS step, which ends the dissection.
+			d.counters.Shape[ShapeMPLS].Slow++
+			*keys = FlowKeys{}
+			return finish(keys, len(frame), EthernetHdrLen+mplsLabelLen, bits.ReverseBytes16(uint16(h)), 0, 0, true), PathSlow
+		}
+		// putMPLS, without its call, for a frame longer than the label.
+		le.PutUint64(keys[wordControl:], controlWord(EthernetHdrLen+mplsLabelLen, AddrNone))
+		le.PutUint64(keys[wordBasic:], bits.RotateLeft64(uint64(uint16(h))<<8, 56))
+		*(*[64]byte)(keys[wordVLAN:]) = [64]byte{}
+		d.counters.Shape[ShapeMPLS].Fast++
+		return true, FastPath(ShapeMPLS)
 	}
-	return d.declined(s, keys, frame)
+	d.counters.Other++
+	return DissectFrame(keys, frame, d.flags), PathSlow
 }
 
-// inner4in4 is where the inner header of IPv4 in IPv4 starts.
-const inner4in4 = EthernetHdrLen + ipv4MinHdrLen
-
-// innerIPv4Stops says whether fastTunnel's loop would decline the inner IPv4
-// header b at once: one with options or a fragment.
-func innerIPv4Stops(b *[ipv4MinHdrLen + portsLen]byte) bool {
-	return b[ipv4VerIHL]&0x0f != 5 || (uint16(b[ipv4FragOff])|uint16(b[ipv4FragOff+1])<<8)&fragMask != 0
-}
-
-// handOverInner records in st where the slow path goes on, and leaves the
-// keys as it has them there, when the straight-line tunnel paths decline the
-// inner IPv4 header at off (innerIPv4Stops), one level inside the tunnel
-// that the outer IPv4 header of frame enters with IP protocol ipProto (and
-// GRE key keyID, as it lies): what fastTunnel's loop would leave on
-// declining that header, without the loop reading the outer headers again.
-// The slow path goes on at the inner header's round, with the outer
-// header's keys: that round costs less than handing it over past the inner
-// header, as handOverIPv4 does (bench/instructions.sh and NearMissFrame).
-func (st *walkState) handOverInner(keys *FlowKeys, frame []byte, off int, ipProto uint8, keyID uint64) {
-	b := (*[ethIPv4Len]byte)(frame)
-	*keys = FlowKeys{}
-	*(*[8]byte)(keys[OffIPv4Src:]) = [8]byte(b[EthernetHdrLen+ipv4SrcAddr:])
-	binary.LittleEndian.PutUint16(keys[OffAddrType:], uint16(AddrIPv4))
-	binary.LittleEndian.PutUint32(keys[OffKeyID:], uint32(keyID))
-	st.set(EtherTypeIPv4, off, ipProto, FlagEncapsulation, 1, 0, false)
-}
-
-// declined counts a decline of s's fast path and runs the slow path from where
-// it stopped.
-func (d *Dissector) declined(s Shape, keys *FlowKeys, frame []byte) (bool, Path) {
-	d.counters.Shape[s].Declined++
-	return d.slowAfterDecline(s, keys, frame)
-}
-
-// dissectClass classifies a frame and runs its class's fast path or the slow
-// path: for frames too short for DissectFrame's tests, and under auto mode,
-// whose every frame it counts and whose frames of an open gate it hands back
-// to DissectFrame's straight-line route. The classification is written out
-// here rather than called, and each fast path is called directly, not
-// through runFast.
-func (d *Dissector) dissectClass(keys *FlowKeys, frame []byte) (bool, Path) {
-	a := d.ticking
-	if a {
+// classPath classifies a frame with ClassifyFrame and runs its class's
+// fast path or the slow path: for frames too short for DissectFrame's
+// reads, and under auto mode, whose every frame it counts and whose frames
+// of an open gate it hands back to DissectFrame's dispatch. Each fast path
+// is called directly, not through runFast.
+func classPath(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
+	ticking := d.ticking
+	if ticking {
 		d.auto.tick(d)
 	}
-	if len(frame) < EthernetHdrLen {
-		d.counters.Other++
-		return DissectFrame(keys, frame, d.flags), PathSlow
-	}
-	var s Shape
-	switch binary.BigEndian.Uint16(frame[12:]) {
-	case EtherTypeIPv4:
-		s = ShapeEthIP
-		if len(frame) >= EthernetHdrLen+ipv4MinHdrLen {
-			s, _ = ipShape(frame[EthernetHdrLen+ipv4Protocol])
-		}
-	case EtherTypeIPv6:
-		s = ShapeEthIP
-		if len(frame) >= EthernetHdrLen+ipv6HdrLen {
-			s, _ = ipShape(frame[EthernetHdrLen+ipv6NextHeader])
-		}
-	case EtherTypeVLAN, EtherTypeQinQ:
-		s = ShapeVLAN
-		if len(frame) >= EthernetHdrLen+vlanHdrLen && isVLANType(binary.BigEndian.Uint16(frame[16:])) {
-			s = ShapeQinQ
-		}
-	case EtherTypePPPoES:
-		s = ShapePPPoE
-	case EtherTypeMPLSUC, EtherTypeMPLSMC:
-		s = ShapeMPLS
-	default:
+	s, ok := ClassifyFrame(frame)
+	if !ok {
 		d.counters.Other++
 		return DissectFrame(keys, frame, d.flags), PathSlow
 	}
@@ -602,11 +411,11 @@ func (d *Dissector) dissectClass(keys *FlowKeys, frame []byte) (bool, Path) {
 		if d.auto != nil {
 			d.auto.probe(s, frame)
 		}
-		return d.slow(s, keys, frame)
+		return slowPath(keys, frame, d, s)
 	}
-	if a && len(frame) >= ethIPv4Len {
-		// An open gate under auto mode: DissectFrame's straight-line route
-		// costs fewer instructions than the fast paths below.
+	if ticking && len(frame) >= ethIPv4Len {
+		// An open gate under auto mode: DissectFrame's dispatch costs
+		// fewer instructions than the fast paths below.
 		d.ticking = false
 		ok, path := d.DissectFrame(keys, frame)
 		d.ticking = true
@@ -636,26 +445,11 @@ func (d *Dissector) dissectClass(keys *FlowKeys, frame []byte) (bool, Path) {
 		d.counters.Shape[s].Fast++
 		return true, FastPath(s)
 	}
-	d.counters.Shape[s].Declined++
-	return d.slowAfterDecline(s, keys, frame)
+	return declinedPath(keys, frame, d, s)
 }
 
-// slowAfterDecline runs the slow path on a frame of class s that s's fast
-// path declined: from where the fast path stopped (d.resumeAt), in the state
-// the slow path would have reached there (re-dispatches, VLAN key, the keys
-// the headers before wrote), or from the start when it stopped before its
-// outer headers. The headers the fast path has read are not read again, so a
-// decline costs about what its tests cost.
-func (d *Dissector) slowAfterDecline(s Shape, keys *FlowKeys, frame []byte) (bool, Path) {
-	d.counters.Shape[s].Slow++
-	if d.resumeAt.nhoff == 0 {
-		return DissectFrame(keys, frame, d.flags), PathSlow
-	}
-	return resume(keys, frame, d.flags, &d.resumeAt), PathSlow
-}
-
-// slow runs the slow path for a frame of class s.
-func (d *Dissector) slow(s Shape, keys *FlowKeys, frame []byte) (bool, Path) {
+// slowPath runs the slow path for a frame of class s.
+func slowPath(keys *FlowKeys, frame []byte, d *Dissector, s Shape) (bool, Path) {
 	d.counters.Shape[s].Slow++
 	return DissectFrame(keys, frame, d.flags), PathSlow
 }
@@ -702,12 +496,12 @@ func ClassifyFrame(f []byte) (Shape, bool) {
 		if len(f) < EthernetHdrLen+ipv4MinHdrLen {
 			return ShapeEthIP, true
 		}
-		return ipShape(f[EthernetHdrLen+ipv4Protocol])
+		return ipShape(f[EthernetHdrLen+ipv4Protocol]), true
 	case EtherTypeIPv6:
 		if len(f) < EthernetHdrLen+ipv6HdrLen {
 			return ShapeEthIP, true
 		}
-		return ipShape(f[EthernetHdrLen+ipv6NextHeader])
+		return ipShape(f[EthernetHdrLen+ipv6NextHeader]), true
 	case EtherTypeVLAN, EtherTypeQinQ:
 		if len(f) >= EthernetHdrLen+vlanHdrLen && isVLANType(binary.BigEndian.Uint16(f[16:])) {
 			return ShapeQinQ, true
@@ -721,12 +515,14 @@ func ClassifyFrame(f []byte) (Shape, bool) {
 	return 0, false
 }
 
-func ipShape(ipProto uint8) (Shape, bool) {
+// ipShape is the class of an outer IP header by its protocol: the tunnels
+// their own, every other eth_ip.
+func ipShape(ipProto uint8) Shape {
 	switch ipProto {
 	case ipProtoIPIP, ipProtoIPv6:
-		return ShapeIPIP, true
+		return ShapeIPIP
 	case ipProtoGRE:
-		return ShapeGRE, true
+		return ShapeGRE
 	}
-	return ShapeEthIP, true
+	return ShapeEthIP
 }

@@ -21,9 +21,26 @@ import (
 // change the next one's keys.
 var gated = struct {
 	sync.Mutex
-	d    *dissect.Dissector
-	keys dissect.FlowKeys
-}{d: dissect.NewDissector(dissect.DefaultFlags, dissect.AllGates)}
+	d, closed *dissect.Dissector
+	keys      dissect.FlowKeys
+}{d: dissect.NewDissector(dissect.DefaultFlags, dissect.AllGates), closed: dissect.NewDissector(dissect.DefaultFlags, dissect.NoGates)}
+
+// flaggedDissector is a Dissector with flags other than the default ones,
+// every gate asked open, and its lock.
+type flaggedDissector struct {
+	sync.Mutex
+	flags dissect.Flags
+	d     *dissect.Dissector
+}
+
+// otherFlags are the flagged Dissectors checkContract runs every frame through.
+var otherFlags = func() []*flaggedDissector {
+	var ds []*flaggedDissector
+	for _, f := range []dissect.Flags{0, dissect.FlagParse1stFrag | dissect.FlagStopAtEncap, dissect.FlagStopBeforeEncap} {
+		ds = append(ds, &flaggedDissector{flags: f, d: dissect.NewDissector(f, dissect.AllGates)})
+	}
+	return ds
+}()
 
 // checkContract runs every fast path over frame and compares each acceptance with
 // the slow path. It returns the shapes that accepted.
@@ -51,15 +68,72 @@ func checkContract(tb testing.TB, name string, frame []byte) (accepted []dissect
 	if dissect.DissectFrame(&again, frame, dissect.DefaultFlags); again != slow {
 		return accepted // random keys (TIPC keep-alives): nothing to compare
 	}
+	// And the one with every gate closed: the slow path, resumed past the
+	// outer headers its dispatch read.
 	gated.Lock()
+	before, closedBefore := gated.d.Counters(), gated.closed.Counters()
 	gatedOK, path := gated.d.DissectFrame(&gated.keys, frame)
 	viaGates := gated.keys
+	closedOK, closedPath := gated.closed.DissectFrame(&gated.keys, frame)
+	viaClosed := gated.keys
+	after, closedAfter := gated.d.Counters(), gated.closed.Counters()
 	gated.Unlock()
+	checkCounted(tb, name, frame, path, before, after)
+	checkCounted(tb, name+" (gates closed)", frame, closedPath, closedBefore, closedAfter)
+	// Dissectors with other flags take no fast path: their closed routes,
+	// resumed past the outer headers, must match the slow path with the
+	// same flags.
+	for _, od := range otherFlags {
+		var want, got dissect.FlowKeys
+		wantOK := dissect.DissectFrame(&want, frame, od.flags)
+		od.Lock()
+		gotOK, _ := od.d.DissectFrame(&got, frame)
+		od.Unlock()
+		if gotOK != wantOK || got != want {
+			tb.Errorf("%s: the Dissector with flags %#x differs from the slow path on frame %x\n slow ok=%v keys %x\n dissector ok=%v keys %x",
+				name, od.flags, frame, wantOK, want[:], gotOK, got[:])
+		}
+	}
 	if gatedOK != slowOK || viaGates != slow {
 		tb.Errorf("%s: the Dissector (path %v) differs from the slow path on frame %x\n slow ok=%v keys %x\n gated ok=%v keys %x",
 			name, path, frame, slowOK, slow[:], gatedOK, viaGates[:])
 	}
+	if closedOK != slowOK || viaClosed != slow || closedPath != dissect.PathSlow {
+		tb.Errorf("%s: the Dissector with every gate closed (path %v) differs from the slow path on frame %x\n slow ok=%v keys %x\n closed ok=%v keys %x",
+			name, closedPath, frame, slowOK, slow[:], closedOK, viaClosed[:])
+	}
 	return accepted
+}
+
+// checkCounted checks that one DissectFrame call on frame, which took path,
+// moved the counters from before to after as the frame's class
+// (ClassifyFrame) says: one run, fast or slow, of that class or of none, a
+// fast one only on the class's own fast path, and a decline only with a slow
+// run. The counters and auto mode read the class from the Dissector's
+// dispatch; this pins it to ClassifyFrame on every frame the suite and the
+// fuzzer try.
+func checkCounted(tb testing.TB, name string, frame []byte, path dissect.Path, before, after dissect.Counters) {
+	tb.Helper()
+	s, ok := dissect.ClassifyFrame(frame)
+	want := before
+	switch ps, fast := path.Shape(); {
+	case !ok:
+		want.Other++
+	case fast && ps == s:
+		want.Shape[s].Fast++
+	case fast:
+		tb.Errorf("%s: frame %x of class %v taken by the %v fast path", name, frame, s, ps)
+		return
+	default:
+		want.Shape[s].Slow++
+		if after.Shape[s].Declined == before.Shape[s].Declined+1 {
+			want.Shape[s].Declined++
+		}
+	}
+	if after != want {
+		tb.Errorf("%s: frame %x of class %v, %v (path %v): counters moved from %+v to %+v, want %+v",
+			name, frame, s, ok, path, before, after, want)
+	}
 }
 
 // interestingBytes are the values a single-byte mutation tries: the edges, and the

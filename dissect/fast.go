@@ -186,7 +186,7 @@ func (st *walkState) handOverIPv4(keys *FlowKeys, f []byte, off, numHdrs int, vl
 	}
 	copy(keys[OffIPv4Src:OffIPv4Src+8], b[ipv4SrcAddr:ipv4SrcAddr+8])
 	binary.LittleEndian.PutUint16(keys[OffAddrType:], uint16(AddrIPv4))
-	st.nhoff, st.ipProto, st.atIPProto = off+ihl*4, b[ipv4Protocol], true
+	st.nhoff, st.at = off+ihl*4, st.at|walkAt(b[ipv4Protocol])|atIPProto
 }
 
 // handOverIPv6 is handOverIPv4 for an IPv6 header fastL3 declined: one
@@ -205,7 +205,7 @@ func (st *walkState) handOverIPv6(keys *FlowKeys, f []byte, off, numHdrs int, vl
 	}
 	copy(keys[OffIPv6Src:OffIPv6Src+32], b[ipv6SrcAddr:ipv6SrcAddr+32])
 	binary.LittleEndian.PutUint16(keys[OffAddrType:], uint16(AddrIPv6))
-	st.nhoff, st.ipProto, st.atIPProto = off+ipv6HdrLen, b[ipv6NextHeader], true
+	st.nhoff, st.at = off+ipv6HdrLen, st.at|walkAt(b[ipv6NextHeader])|atIPProto
 }
 
 // fastEthIP is the eth_ip shape: Ethernet, IPv4 without options or
@@ -282,8 +282,8 @@ func pppoeIP(f []byte) (uint16, bool) {
 // fastVLAN is the vlan shape: one 802.1Q or 802.1AD tag, then IP and TCP/UDP,
 // and fastQinQ the qinq shape: two tags (only the outer one is stored). A
 // frame declined past the tags leaves in *resumeAt where the slow path goes
-// on, with the VLAN key written (see handOverIPv4). DissectFrame runs their
-// steps itself.
+// on, with the VLAN key written (see handOverIPv4). The Dissector's dispatch
+// runs their steps itself (vlanPath, qinqPath).
 func fastVLAN(keys *FlowKeys, f []byte, resumeAt *walkState) bool {
 	return fastTagged(keys, f, resumeAt, 1)
 }
@@ -315,8 +315,8 @@ func fastTagged(keys *FlowKeys, f []byte, resumeAt *walkState, want int) bool {
 
 // fastPPPoE is the pppoe shape: a valid PPPoE session header carrying IPv4 or
 // IPv6, then TCP/UDP. A frame declined past the PPPoE header leaves in
-// *resumeAt where the slow path goes on (see handOverIPv4). DissectFrame runs
-// its steps itself.
+// *resumeAt where the slow path goes on (see handOverIPv4). The Dissector's
+// dispatch runs its steps itself (pppoePath).
 func fastPPPoE(keys *FlowKeys, f []byte, resumeAt *walkState) bool {
 	if len(f) < pppoeOff || binary.BigEndian.Uint16(f[12:]) != EtherTypePPPoES {
 		return false
@@ -500,9 +500,248 @@ func fastTunnel(keys *FlowKeys, f []byte, first uint8, resumeAt *walkState) bool
 
 // set records a resume point field by field: built whole and copied, the
 // struct would be read back in wider words than it was written, which
-// stalls the store forwarding (a decline took 15 ns more).
+// stalls the store forwarding.
 // Every field is set: a Dissector keeps one walkState for all its frames.
-func (st *walkState) set(proto uint16, nhoff int, ipProto uint8, ctl ControlFlags, numHdrs int, vlanLevel uint8, atIPProto bool) {
-	st.proto, st.nhoff, st.ipProto, st.ctl = proto, nhoff, ipProto, ctl
-	st.numHdrs, st.vlanLevel, st.atIPProto = numHdrs, vlanLevel, atIPProto
+func (st *walkState) set(proto uint16, nhoff int, ipProto uint8, ctl ControlFlags, numHdrs int, vlanLevel uint8, l4 bool) {
+	st.proto, st.nhoff, st.at = proto, nhoff, packAt(ipProto, ctl, numHdrs, vlanLevel, l4)
+}
+
+// The shapes' routes: dispatch (dissector.go) calls one per open gate, for
+// frames at least ethIPv4Len long. Each counts its fast path's hits and, on
+// a decline, hands the slow path the state to resume from (declinedPath).
+
+// ipv6Path takes the eth_ip frames over IPv6 of an open gate that dispatch
+// does not finish itself: a flow label before another protocol, which the
+// fast path covers, and its declines.
+func ipv6Path(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
+	if fastL3(keys, frame, EthernetHdrLen, basicIPv6, 0) {
+		d.counters.Shape[ShapeEthIP].Fast++
+		return true, FastPath(ShapeEthIP)
+	}
+	d.resumeAt.handOverIPv6(keys, frame, EthernetHdrLen, 0, 0, 0)
+	return declinedPath(keys, frame, d, ShapeEthIP)
+}
+
+// vlanPath takes the frames of the vlan class and qinq those of the qinq class:
+// fastVLAN's and fastQinQ's steps, with fastL3's written out for constant
+// offsets. Each hit returns where its call returns, so that what a decline
+// needs is reloaded on a decline only. The one-tag and two-tag steps repeat
+// each other on purpose: one piece of code over a variable shape and offset
+// counts more instructions per frame (bench/instructions.sh).
+func vlanPath(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
+	if len(frame) < vlanOff+ipv4MinHdrLen+portsLen {
+		return classPath(keys, frame, d)
+	}
+	inner := uint16(frame[16]) | uint16(frame[17])<<8 // as le.Uint16, without an inlining mark
+	switch inner {
+	case basicIPv4:
+		if l4IPv4(keys, (*[ipv4MinHdrLen + portsLen]byte)(frame[vlanOff:]), control(vlanOff+ipv4MinHdrLen, 0), vlanWord(frame), 0) {
+			d.counters.Shape[ShapeVLAN].Fast++
+			return true, FastPath(ShapeVLAN)
+		}
+	case basicIPv6:
+		if len(frame) >= vlanOff+ipv6HdrLen+portsLen &&
+			l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[vlanOff:]), control(vlanOff+ipv6HdrLen, 0), vlanWord(frame), 0) {
+			d.counters.Shape[ShapeVLAN].Fast++
+			return true, FastPath(ShapeVLAN)
+		}
+	}
+	d.resumeAt.handOver(keys, frame, vlanOff, inner, 1, 1, vlanWord(frame))
+	return declinedPath(keys, frame, d, ShapeVLAN)
+}
+
+func qinqPath(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
+	if len(frame) < qinqOff+ipv4MinHdrLen+portsLen {
+		return classPath(keys, frame, d)
+	}
+	inner := uint16(frame[20]) | uint16(frame[21])<<8
+	switch inner {
+	case basicIPv4:
+		if l4IPv4(keys, (*[ipv4MinHdrLen + portsLen]byte)(frame[qinqOff:]), control(qinqOff+ipv4MinHdrLen, 0), vlanWord(frame), 0) {
+			d.counters.Shape[ShapeQinQ].Fast++
+			return true, FastPath(ShapeQinQ)
+		}
+	case basicIPv6:
+		if len(frame) >= qinqOff+ipv6HdrLen+portsLen &&
+			l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[qinqOff:]), control(qinqOff+ipv6HdrLen, 0), vlanWord(frame), 0) {
+			d.counters.Shape[ShapeQinQ].Fast++
+			return true, FastPath(ShapeQinQ)
+		}
+	}
+	d.resumeAt.handOver(keys, frame, qinqOff, inner, 2, 1, vlanWord(frame))
+	return declinedPath(keys, frame, d, ShapeQinQ)
+}
+
+// pppoePath takes the PPPoE session frames: fastPPPoE's steps, with fastL3's
+// written out for constant offsets.
+func pppoePath(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
+	b := (*[ethIPv4Len]byte)(frame)
+	// Little-endian reads written out byte by byte, which leaves no
+	// inlining mark (see the note on the key words in fast.go).
+	inner := uint16(b[pppoeOff-2]) | uint16(b[pppoeOff-1])<<8 // the PPP protocol, for now
+	switch valid := uint16(b[EthernetHdrLen])|uint16(b[EthernetHdrLen+1])<<8 == pppoeOK; {
+	case valid && inner == pppIPv4:
+		inner = basicIPv4
+		if len(frame) >= pppoeOff+ipv4MinHdrLen+portsLen &&
+			l4IPv4(keys, (*[ipv4MinHdrLen + portsLen]byte)(frame[pppoeOff:]), control(pppoeOff+ipv4MinHdrLen, 0), 0, 0) {
+			d.counters.Shape[ShapePPPoE].Fast++
+			return true, FastPath(ShapePPPoE)
+		}
+	case valid && inner == pppIPv6:
+		inner = basicIPv6
+		if len(frame) >= pppoeOff+ipv6HdrLen+portsLen &&
+			l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[pppoeOff:]), control(pppoeOff+ipv6HdrLen, 0), 0, 0) {
+			d.counters.Shape[ShapePPPoE].Fast++
+			return true, FastPath(ShapePPPoE)
+		}
+	default:
+		d.resumeAt.nhoff = 0
+		return declinedPath(keys, frame, d, ShapePPPoE)
+	}
+	d.resumeAt.handOver(keys, frame, pppoeOff, inner, 1, 0, 0)
+	return declinedPath(keys, frame, d, ShapePPPoE)
+}
+
+// outerIP reads the outer header of a tunnel frame of dispatch's (IPv4, or
+// IPv6 at least ipv6HdrLen long after Ethernet): where the next header
+// starts, the IP protocol, the outer ethertype (as it lies, read
+// little-endian), and whether the header is one the straight-line tunnel
+// paths cover (IPv4 without options or fragmentation, IPv6 without a flow
+// label).
+func outerIP(frame []byte) (off int, proto uint8, outer uint16, ok bool) {
+	b := (*[ethIPv4Len]byte)(frame)
+	outer = uint16(b[12]) | uint16(b[13])<<8 // as le.Uint16, without an inlining mark
+	if outer == basicIPv6 {
+		return EthernetHdrLen + ipv6HdrLen, b[EthernetHdrLen+ipv6NextHeader], outer,
+			binary.BigEndian.Uint32(b[EthernetHdrLen:])&ipv6LabelMask == 0
+	}
+	return EthernetHdrLen + ipv4MinHdrLen, b[EthernetHdrLen+ipv4Protocol], outer,
+		b[EthernetHdrLen+ipv4VerIHL]&0x0f == 5 && (uint16(b[EthernetHdrLen+ipv4FragOff])|uint16(b[EthernetHdrLen+ipv4FragOff+1])<<8)&fragMask == 0
+}
+
+// ipipPath takes the frames of the ipip class. It covers one level of IP-in-IP
+// straight-line (4in4, 6in4, 6in6) with l4IPv4 or l4IPv6; 4in6 (whose inner
+// IPv4 header leaves the outer IPv6 address bytes in the keys), deeper chains
+// and what else it does not cover go on to fastTunnel's loop, which starts
+// over.
+func ipipPath(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
+	off, proto, outer, ok := outerIP(frame)
+	switch {
+	case !ok:
+	case proto == ipProtoIPv6:
+		if off <= len(frame)-(ipv6HdrLen+portsLen) &&
+			l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[off:]), control(off+ipv6HdrLen, FlagEncapsulation), 0, 0) {
+			d.counters.Shape[ShapeIPIP].Fast++
+			return true, FastPath(ShapeIPIP)
+		}
+	case outer == basicIPv4: // and proto 4
+		// off is inner4in4 here; the constant keeps off out of what has to
+		// be kept across l4IPv4's call.
+		if len(frame) >= inner4in4+ipv4MinHdrLen+portsLen {
+			b := (*[ipv4MinHdrLen + portsLen]byte)(frame[inner4in4:])
+			if l4IPv4(keys, b, control(inner4in4+ipv4MinHdrLen, FlagEncapsulation), 0, 0) {
+				d.counters.Shape[ShapeIPIP].Fast++
+				return true, FastPath(ShapeIPIP)
+			}
+			if innerIPv4Stops(b) {
+				d.resumeAt.handOverInner(keys, frame, inner4in4, ipProtoIPIP, 0)
+				return declinedPath(keys, frame, d, ShapeIPIP)
+			}
+		}
+	}
+	return tunnelPath(keys, frame, d, ShapeIPIP, ipProtoIPIP)
+}
+
+// grePath takes the frames of the gre class. It covers one level of GRE version
+// 0 (with optional checksum, key and sequence) into IPv4 or IPv6
+// straight-line, as ipip does, and leaves the rest (IPv4 in IPv6, transparent
+// Ethernet bridging, other flags, deeper chains) to fastTunnel's loop.
+func grePath(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
+	off, _, outer, ok := outerIP(frame)
+	if ok && off <= len(frame)-(greBaseHdrLen+8) {
+		// Room for the base header, checksum and key.
+		g := (*[greBaseHdrLen + 8]byte)(frame[off:])
+		fv := binary.BigEndian.Uint16(g[0:])
+		inner := uint16(g[2]) | uint16(g[3])<<8
+		// Each of checksum, key and sequence adds 4 bytes, in that order.
+		c, k, q := int(fv>>15), int(fv>>13&1), int(fv>>12&1)
+		keyID := uint64(binary.LittleEndian.Uint32(g[greBaseHdrLen+4*c:]) & -uint32(k))
+		off += greBaseHdrLen + 4*(c+k+q)
+		switch {
+		case fv&^(greChecksum|greKey|greSeq) != 0:
+		case inner == basicIPv6:
+			if off <= len(frame)-(ipv6HdrLen+portsLen) &&
+				l4IPv6(keys, (*[ipv6HdrLen + portsLen]byte)(frame[off:]), control(off+ipv6HdrLen, FlagEncapsulation), 0, keyID) {
+				d.counters.Shape[ShapeGRE].Fast++
+				return true, FastPath(ShapeGRE)
+			}
+		case inner == basicIPv4 && outer == basicIPv4:
+			if off <= len(frame)-(ipv4MinHdrLen+portsLen) {
+				b := (*[ipv4MinHdrLen + portsLen]byte)(frame[off:])
+				if l4IPv4(keys, b, control(off+ipv4MinHdrLen, FlagEncapsulation), 0, keyID) {
+					d.counters.Shape[ShapeGRE].Fast++
+					return true, FastPath(ShapeGRE)
+				}
+				if innerIPv4Stops(b) {
+					d.resumeAt.handOverInner(keys, frame, off, ipProtoGRE, keyID)
+					return declinedPath(keys, frame, d, ShapeGRE)
+				}
+			}
+		}
+	}
+	return tunnelPath(keys, frame, d, ShapeGRE, ipProtoGRE)
+}
+
+// tunnelPath takes the frames of tunnel class s (IP protocol ipProto) that the
+// straight-line paths of ipip and gre do not cover: fastTunnel's loop, which
+// starts over, or the slow path from where it stopped.
+func tunnelPath(keys *FlowKeys, frame []byte, d *Dissector, s Shape, ipProto uint8) (bool, Path) {
+	d.resumeAt.nhoff = 0
+	if fastTunnel(keys, frame, ipProto, &d.resumeAt) {
+		d.counters.Shape[s].Fast++
+		return true, FastPath(s)
+	}
+	return declinedPath(keys, frame, d, s)
+}
+
+// inner4in4 is where the inner header of IPv4 in IPv4 starts.
+const inner4in4 = EthernetHdrLen + ipv4MinHdrLen
+
+// innerIPv4Stops says whether fastTunnel's loop would decline the inner IPv4
+// header b at once: one with options or a fragment.
+func innerIPv4Stops(b *[ipv4MinHdrLen + portsLen]byte) bool {
+	return b[ipv4VerIHL]&0x0f != 5 || (uint16(b[ipv4FragOff])|uint16(b[ipv4FragOff+1])<<8)&fragMask != 0
+}
+
+// handOverInner records in st where the slow path goes on, and leaves the
+// keys as it has them there, when the straight-line tunnel paths decline the
+// inner IPv4 header at off (innerIPv4Stops), one level inside the tunnel
+// that the outer IPv4 header of frame enters with IP protocol ipProto (and
+// GRE key keyID, as it lies): what fastTunnel's loop would leave on
+// declining that header, without the loop reading the outer headers again.
+// The slow path goes on at the inner header's round, with the outer
+// header's keys: that round costs less than handing it over past the inner
+// header, as handOverIPv4 does (bench/instructions.sh and NearMissFrame).
+func (st *walkState) handOverInner(keys *FlowKeys, frame []byte, off int, ipProto uint8, keyID uint64) {
+	b := (*[ethIPv4Len]byte)(frame)
+	*keys = FlowKeys{}
+	*(*[8]byte)(keys[OffIPv4Src:]) = [8]byte(b[EthernetHdrLen+ipv4SrcAddr:])
+	binary.LittleEndian.PutUint16(keys[OffAddrType:], uint16(AddrIPv4))
+	binary.LittleEndian.PutUint32(keys[OffKeyID:], uint32(keyID))
+	st.set(EtherTypeIPv4, off, ipProto, FlagEncapsulation, 1, 0, false)
+}
+
+// declinedPath counts a decline of s's fast path and runs the slow path on
+// the frame: from where the fast path stopped (d.resumeAt), in the state the
+// slow path would have reached there (re-dispatches, VLAN key, the keys the
+// headers before wrote), or from the start when it stopped before its outer
+// headers. The headers the fast path has read are not read again, so a
+// decline costs about what its tests cost.
+func declinedPath(keys *FlowKeys, frame []byte, d *Dissector, s Shape) (bool, Path) {
+	d.counters.Shape[s].Declined++
+	d.counters.Shape[s].Slow++
+	if d.resumeAt.nhoff == 0 {
+		return DissectFrame(keys, frame, d.flags), PathSlow
+	}
+	return walk(keys, frame, d.flags, d.resumeAt.proto, d.resumeAt.nhoff, d.resumeAt.at), PathSlow
 }

@@ -95,9 +95,9 @@ func DissectTagged(keys *FlowKeys, buf []byte, proto uint16, nhoff int, tag VLAN
 	*keys = FlowKeys{}
 	switch {
 	case tag.IsZero():
-		return resume(keys, buf, flags, &walkState{proto: proto, nhoff: nhoff})
+		return walk(keys, buf, flags, proto, nhoff, 0)
 	case !isVLANType(tag.TPID):
-		return resume(keys, buf, flags, &walkState{proto: tag.TPID, nhoff: nhoff})
+		return walk(keys, buf, flags, tag.TPID, nhoff, 0)
 	}
 	// The first round, on the TPID, is the VLAN step's hw-tag branch: the
 	// VLAN key from the metadata, proto = skb->protocol, nhoff unchanged,
@@ -106,7 +106,7 @@ func DissectTagged(keys *FlowKeys, buf []byte, proto uint16, nhoff int, tag VLAN
 	binary.LittleEndian.PutUint16(keys[OffVLANTCI:], tag.TCI&^vlanDEIBit)
 	binary.BigEndian.PutUint16(keys[OffVLANTPID:], tag.TPID)
 	binary.BigEndian.PutUint16(keys[OffVLANEthType:], proto)
-	return resume(keys, buf, flags, &walkState{proto: proto, nhoff: nhoff, numHdrs: 1, vlanLevel: 1})
+	return walk(keys, buf, flags, proto, nhoff, packAt(0, 0, 1, 1, false))
 }
 
 // DissectFrameTagged is DissectFrame for a frame received with tag in its

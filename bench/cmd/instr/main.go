@@ -21,7 +21,8 @@
 // on the keys of the reverse direction (which Kernel.Hash reorders).
 //
 //	instr                # print the table
-//	instr -check FILE    # and fail when a fast path or a decline rose above FILE's
+//	instr -check FILE    # and fail when a fast path, a decline or a closed gate rose above FILE's
+//	instr -closed-margin N  # and fail when a closed gate counts more than N above the slow path
 //	instr -write FILE    # and write the table to FILE
 //
 // Build it with go build: go run strips the symbol table callgrind needs.
@@ -58,7 +59,8 @@ func main() {
 		n         = flag.Int("n", 256, "iterations of the shorter measurement (the longer runs twice as many); a multiple of 64")
 		check     = flag.String("check", "", "compare the fast paths and the declines with this table; exit 1 when one rose by more than -tolerance")
 		write     = flag.String("write", "", "write the table to this file")
-		tolerance = flag.Float64("tolerance", 0.02, "allowed rise of a fast path's or a decline's count, as a fraction")
+		tolerance = flag.Float64("tolerance", 0.02, "allowed rise of a fast path's, a decline's or a closed gate's count, as a fraction")
+		margin    = flag.Float64("closed-margin", -1, "fail when a Dissector with every gate closed counts more than this many instructions above the slow path on any row (negative: no check)")
 		valgrind  = flag.String("valgrind", "valgrind", "the valgrind binary")
 		child     = flag.Bool("measure", false, "run the loops (what the callgrind runs execute)")
 	)
@@ -97,13 +99,23 @@ func main() {
 			os.Exit(1)
 		}
 		if bad := regressions(want, rows, *tolerance); len(bad) > 0 {
-			fmt.Fprintf(os.Stderr, "\ninstr: fast paths or declines above %s by more than %.0f%%:\n", *check, 100**tolerance)
+			fmt.Fprintf(os.Stderr, "\ninstr: fast paths, declines or closed gates above %s by more than %.0f%%:\n", *check, 100**tolerance)
 			for _, b := range bad {
 				fmt.Fprintln(os.Stderr, "  "+b)
 			}
 			os.Exit(1)
 		}
-		fmt.Printf("\nno fast path or decline above %s by more than %.0f%%\n", *check, 100**tolerance)
+		fmt.Printf("\nno fast path, decline or closed gate above %s by more than %.0f%%\n", *check, 100**tolerance)
+	}
+	if *margin >= 0 {
+		if bad := closedOverSlow(rows, *margin); len(bad) > 0 {
+			fmt.Fprintf(os.Stderr, "\ninstr: a closed gate costs more than %.0f instructions above the slow path:\n", *margin)
+			for _, b := range bad {
+				fmt.Fprintln(os.Stderr, "  "+b)
+			}
+			os.Exit(1)
+		}
+		fmt.Printf("every closed gate within %.0f instructions of the slow path\n", *margin)
 	}
 }
 
@@ -493,14 +505,20 @@ func lastLines(s string, n int) string {
 
 // Columns of the table, as writeTable prints them and parseTable reads them:
 // the cases' table, then the declines' (headed "gate"). The check guards the
-// fast column of a case and the decline column of a gate.
+// fast and closed columns of a case and the decline and closed columns of a
+// gate.
 const (
-	colCase        = 0
-	colFast        = 4
-	numCols        = 8
-	colDecline     = 3
-	numDeclineCols = 5
+	colCase          = 0
+	colClosed        = 3
+	colFast          = 4
+	numCols          = 8
+	colDeclineClosed = 2
+	colDecline       = 3
+	numDeclineCols   = 5
 )
+
+// closedKey is the key parseTable files a row's closed column under.
+func closedKey(name string) string { return "closed:" + name }
 
 func writeTable(w io.Writer, rows []row, n int) {
 	fmt.Fprintf(w, "# instructions per packet under callgrind (%d and %d iterations, empty loop subtracted);\n", n, 2*n)
@@ -544,8 +562,8 @@ func writeTable(w io.Writer, rows []row, n int) {
 }
 
 // parseTable reads the guarded figures of a table writeTable wrote: the fast
-// column by case, and the decline column by decline row name
-// ("decline:GATE").
+// column by case, the decline column by decline row name ("decline:GATE"),
+// and the closed column of both by closedKey of the row's name.
 func parseTable(b []byte) (map[string]float64, error) {
 	guarded := map[string]float64{}
 	declines := false
@@ -564,9 +582,9 @@ lines:
 		case f[0] == "auto":
 			break lines // the auto table is not checked
 		}
-		name, want, col, what := f[colCase], numCols, colFast, "fast"
+		name, want, col, closedCol, what := f[colCase], numCols, colFast, colClosed, "fast"
 		if declines {
-			name, want, col, what = "decline:"+f[colCase], numDeclineCols, colDecline, "decline"
+			name, want, col, closedCol, what = "decline:"+f[colCase], numDeclineCols, colDecline, colDeclineClosed, "decline"
 		}
 		if len(f) != want {
 			return nil, fmt.Errorf("line %d: %d columns, want %d", i+1, len(f), want)
@@ -575,7 +593,11 @@ lines:
 		if err != nil {
 			return nil, fmt.Errorf("line %d: %s column: %w", i+1, what, err)
 		}
-		guarded[name] = v
+		c, err := strconv.ParseFloat(f[closedCol], 64)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: closed column: %w", i+1, err)
+		}
+		guarded[name], guarded[closedKey(name)] = v, c
 	}
 	if len(guarded) == 0 {
 		return nil, errors.New("no rows")
@@ -583,20 +605,22 @@ lines:
 	return guarded, nil
 }
 
-// regressions lists the cases whose fast path, and the gates whose decline,
-// now counts more than the committed figure allows, and committed rows no
-// longer measured.
+// regressions lists the cases whose fast path, the gates whose decline, and
+// the rows whose closed gate now counts more than the committed figure
+// allows, and committed rows no longer measured.
 func regressions(want map[string]float64, rows []row, tolerance float64) []string {
 	var bad []string
 	seen := map[string]bool{}
 	for _, r := range rows {
-		seen[r.name] = true
-		w, ok := want[r.name]
-		if !ok {
-			continue
-		}
-		if got := r.fast(); got > w*(1+tolerance) {
-			bad = append(bad, fmt.Sprintf("%s: %.1f instructions, committed %.1f (%+.1f%%)", r.name, got, w, 100*(got-w)/w))
+		for _, g := range []struct {
+			name string
+			got  float64
+		}{{r.name, r.fast()}, {closedKey(r.name), r.closed()}} {
+			seen[g.name] = true
+			w, ok := want[g.name]
+			if ok && g.got > w*(1+tolerance) {
+				bad = append(bad, fmt.Sprintf("%s: %.1f instructions, committed %.1f (%+.1f%%)", g.name, g.got, w, 100*(g.got-w)/w))
+			}
 		}
 	}
 	for name := range want {
@@ -605,5 +629,22 @@ func regressions(want map[string]float64, rows []row, tolerance float64) []strin
 		}
 	}
 	slices.Sort(bad)
+	return bad
+}
+
+// closedOverSlow lists the rows (cases and declines) on which a Dissector
+// with every gate closed counts more than margin instructions above the slow
+// path alone: what a closed gate adds, which should be one not-taken branch
+// and a counter's increment.
+func closedOverSlow(rows []row, margin float64) []string {
+	var bad []string
+	for _, r := range rows {
+		if r.kind != rowCase && r.kind != rowDecline {
+			continue
+		}
+		if over := r.closed() - r.slow(); over > margin {
+			bad = append(bad, fmt.Sprintf("%s: closed %.1f, slow %.1f (%+.1f)", r.name, r.closed(), r.slow(), over))
+		}
+	}
 	return bad
 }

@@ -9,8 +9,8 @@ import (
 
 func TestTableRoundTrip(t *testing.T) {
 	rows := []row{
-		{name: "a", path: "fast:eth_ip", per: [numLoops]float64{loopEmpty: 10, loopSlow: 210, loopFast: 110, loopHash: 400, loopSip: 350}},
-		{name: "b", path: "slow", per: [numLoops]float64{loopEmpty: 10, loopSlow: 60, loopFast: 70}},
+		{name: "a", path: "fast:eth_ip", per: [numLoops]float64{loopEmpty: 10, loopSlow: 210, loopFast: 110, loopHash: 400, loopSip: 350, loopClosed: 215}},
+		{name: "b", path: "slow", per: [numLoops]float64{loopEmpty: 10, loopSlow: 60, loopFast: 70, loopClosed: 62}},
 		{name: "decline:vlan", path: "slow", kind: rowDecline, per: [numLoops]float64{loopEmpty: 10, loopSlow: 130, loopFast: 250, loopClosed: 135}},
 		{name: "auto-hit:vlan", kind: rowAutoHit, per: [numLoops]float64{loopEmpty: 10, loopFast: 110, loopClosed: 170}},
 		{name: "auto-miss:vlan", kind: rowAutoMiss, per: [numLoops]float64{loopEmpty: 10, loopFast: 230, loopClosed: 170}},
@@ -21,8 +21,14 @@ func TestTableRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 3 || got["a"] != 100 || got["b"] != 60 || got["decline:vlan"] != 240 {
-		t.Errorf("parseTable(writeTable) = %v, want a:100 b:60 decline:vlan:240\n%s", got, buf.String())
+	want := map[string]float64{"a": 100, "b": 60, "decline:vlan": 240, "closed:a": 205, "closed:b": 52, "closed:decline:vlan": 125}
+	if len(got) != len(want) {
+		t.Errorf("parseTable(writeTable) = %v, want %v\n%s", got, want, buf.String())
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("parseTable(writeTable)[%q] = %v, want %v\n%s", k, got[k], v, buf.String())
+		}
 	}
 	if !strings.Contains(buf.String(), "+120.0") {
 		t.Errorf("the decline row does not show C = decline - slow = +120:\n%s", buf.String())
@@ -34,17 +40,37 @@ func TestTableRoundTrip(t *testing.T) {
 }
 
 func TestRegressions(t *testing.T) {
-	committed := map[string]float64{"a": 100, "b": 60, "gone": 5, "decline:gre": 200, "decline:vlan": 250}
+	committed := map[string]float64{"a": 100, "b": 60, "gone": 5, "decline:gre": 200, "decline:vlan": 250, "closed:a": 100, "closed:b": 100}
 	rows := []row{
-		{name: "a", per: [numLoops]float64{loopFast: 102}},                              // +2%: allowed
-		{name: "b", per: [numLoops]float64{loopFast: 61.3}},                             // +2.2%: a regression
+		{name: "a", per: [numLoops]float64{loopFast: 102, loopClosed: 103}},             // +2%: allowed; closed +3%: a regression
+		{name: "b", per: [numLoops]float64{loopFast: 61.3, loopClosed: 90}},             // +2.2%: a regression; closed fell
 		{name: "new", per: [numLoops]float64{loopFast: 500}},                            // not committed: not judged
 		{name: "decline:gre", kind: rowDecline, per: [numLoops]float64{loopFast: 205}},  // +2.5%: a regression
 		{name: "decline:vlan", kind: rowDecline, per: [numLoops]float64{loopFast: 200}}, // fell: allowed
 	}
 	bad := regressions(committed, rows, 0.02)
-	if len(bad) != 3 || !strings.HasPrefix(bad[0], "b:") || !strings.HasPrefix(bad[1], "decline:gre:") || !strings.HasPrefix(bad[2], "gone:") {
-		t.Errorf("regressions = %q, want b, decline:gre and gone", bad)
+	wantPrefixes := []string{"b:", "closed:a:", "decline:gre:", "gone:"}
+	if len(bad) != len(wantPrefixes) {
+		t.Fatalf("regressions = %q, want %q", bad, wantPrefixes)
+	}
+	for i, p := range wantPrefixes {
+		if !strings.HasPrefix(bad[i], p) {
+			t.Errorf("regressions = %q, want %q", bad, wantPrefixes)
+		}
+	}
+}
+
+func TestClosedOverSlow(t *testing.T) {
+	rows := []row{
+		{name: "a", per: [numLoops]float64{loopSlow: 80, loopClosed: 85}},                                // +5: within
+		{name: "b", per: [numLoops]float64{loopSlow: 80, loopClosed: 86}},                                // +6: over
+		{name: "decline:vlan", kind: rowDecline, per: [numLoops]float64{loopSlow: 120, loopClosed: 100}}, // below
+		{name: "decline:gre", kind: rowDecline, per: [numLoops]float64{loopSlow: 120, loopClosed: 130}},  // +10: over
+		{name: "auto-hit:gre", kind: rowAutoHit, per: [numLoops]float64{loopClosed: 300}},                // not judged
+	}
+	bad := closedOverSlow(rows, 5)
+	if len(bad) != 2 || !strings.HasPrefix(bad[0], "b:") || !strings.HasPrefix(bad[1], "decline:gre:") {
+		t.Errorf("closedOverSlow = %q, want b and decline:gre", bad)
 	}
 }
 
@@ -75,6 +101,9 @@ func TestCommittedTableParses(t *testing.T) {
 	for _, c := range cases() {
 		if _, ok := got[c.Name]; !ok {
 			t.Errorf("committed table has no row %q", c.Name)
+		}
+		if _, ok := got[closedKey(c.Name)]; !ok {
+			t.Errorf("committed table has no closed column for row %q", c.Name)
 		}
 	}
 	for _, nm := range nearMisses() {
