@@ -84,6 +84,7 @@ type runOptions struct {
 	writeCount  int
 
 	rebalance rebalanceOptions // --reta-size, --rebalance, --compare
+	nic       nicOptions       // --nic, --rss-level
 }
 
 // cpuListFlag is --cpus: CPU numbers and ranges, "0,2-3".
@@ -209,6 +210,7 @@ frame is accounted for: received = processed + each counted drop.`,
 	f.IntVar(&opts.xdpRingSize, "xdp-ring-size", 0, "AF_XDP: fill and RX ring entries (default 2048)")
 	f.Var(newChoiceFlag(&opts.rxMode, source.RxModes...), "rx-mode", "AF_XDP: how a receive loop waits: spin, poll, or auto")
 	opts.device.addFlags(f)
+	opts.nic.addFlags(f)
 	f.StringVar(&opts.write, "write", "", "write the first frames, as received, to this pcapng file with each frame's queue, device hash and a comment with xdphash's hash, its source, worker, path and metadata VLAN tag")
 	f.IntVar(&opts.writeCount, "write-count", defaultWriteCount, fmt.Sprintf("--write: frames to write, at most %d", maxWriteCount))
 	f.BoolVar(&opts.xdpMetadata, "xdp-metadata", true, "AF_XDP: load the XDP metadata program (device hash, stripped VLAN tag, RX timestamp) where the device supports it")
@@ -255,6 +257,9 @@ func (o *runOptions) check(cmd *cobra.Command) error {
 		return err
 	}
 	if err := o.rebalance.check(o, changed); err != nil {
+		return err
+	}
+	if err := o.nic.check(o, changed); err != nil {
 		return err
 	}
 	if o.cpus.cpus != nil {
@@ -446,7 +451,7 @@ func (o *runOptions) openSource(s *runSetup, log *slog.Logger) (source.Source, p
 			Queues: o.virtualQueues, Batch: o.batch, Count: o.count, Replay: s.replay, Clock: clock, Name: name,
 		}
 		if o.virtualQueues > 1 {
-			if cfg.Spread, err = hash.NewRSSSpread(s.steer.RSSKey, s.steer.Symmetry, o.virtualQueues, nil); err != nil {
+			if cfg.Spread, err = o.spread(s); err != nil {
 				return nil, plan, err
 			}
 		}
@@ -459,7 +464,7 @@ func (o *runOptions) openSource(s *runSetup, log *slog.Logger) (source.Source, p
 		plan := pipeline.PlanCPUs(in)
 		cfg := source.PcapConfig{Queues: o.virtualQueues, Batch: o.batch, Replay: s.replay, Clock: clock}
 		if o.virtualQueues > 1 {
-			spread, err := hash.NewRSSSpread(s.steer.RSSKey, s.steer.Symmetry, o.virtualQueues, nil)
+			spread, err := o.spread(s)
 			if err != nil {
 				return nil, plan, err
 			}
@@ -537,6 +542,9 @@ func runRun(cmd *cobra.Command, log *slog.Logger, o *runOptions) (err error) {
 	}
 	rw, err := o.prepareWrite()
 	if err != nil {
+		return err
+	}
+	if err := o.predictNIC(cmd.OutOrStdout()); err != nil {
 		return err
 	}
 	defer rw.abort() // on the error paths
