@@ -316,6 +316,7 @@ func (o *runOptions) engineConfig(s *runSetup) pipeline.EngineConfig {
 		Consumer: o.consumer, ConsumerConfig: o.consumerCfg, ServiceRate: s.rate,
 		Virtual: o.virtualClock, Window: o.window, Batch: o.batch,
 		CheckDeviceHash: o.device.checkHash, WithholdVLANTag: o.device.withholdTag,
+		CheckNIC: o.checkNIC(s),
 	}
 	if o.steer == "reta" {
 		cfg.Steering.Steer = hash.SteerRETA

@@ -34,8 +34,8 @@ func (n *nicOptions) check(o *runOptions, changed func(string) bool) error {
 	case n.level != "" && n.level != "outer" && n.level != "inner":
 		return fmt.Errorf("--rss-level %q: want outer or inner", n.level)
 	case n.file == "":
-		if n.level != "" && o.hash != hash.KindToeplitz && o.pcap == "" && o.synthetic == "" {
-			return errors.New("--rss-level is for --hash toeplitz, --nic, or a --pcap or --synthetic spread over --virtual-queues")
+		if n.level != "" && o.iface != "" && (o.hash != hash.KindToeplitz || !o.device.checkHash) {
+			return errors.New("--rss-level on --iface is for --check-device-hash with --hash toeplitz (the NIC model the device's hash is compared with)")
 		}
 		return nil
 	case o.iface != "":
@@ -65,6 +65,21 @@ func (n *nicOptions) check(o *runOptions, changed func(string) bool) error {
 	}
 	o.virtualQueues = q
 	return nil
+}
+
+// checkNIC is the NIC model --check-device-hash compares a Toeplitz device
+// hash with at --rss-level; nil (the engine's default: outer headers)
+// without the flag.
+func (o *runOptions) checkNIC(s *runSetup) *nicrss.Hasher {
+	if o.nic.level != "inner" || o.iface == "" {
+		return nil
+	}
+	// The key was checked with the flags; a refused one leaves the default.
+	h, err := nicrss.NewHasher(s.steer.RSSKey, s.steer.Symmetry, nicrss.ParseConfig{Types: nicrss.TypesDefault, Level: nicrss.LevelInner})
+	if err != nil {
+		return nil
+	}
+	return h
 }
 
 // spread is the function that puts a file's or synthetic source's frames on
