@@ -8,12 +8,15 @@
 #                                   or a decline counts more than 2% above the
 #                                   committed one
 #   bench/instructions.sh -write    print it and replace the committed table
+#   bench/instructions.sh -write-nic  the same for the NIC parse and hash's
+#                                   table (bench/testdata/nic-instructions.txt)
 #
 # Needs valgrind (Debian package valgrind).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 table=bench/testdata/instructions.txt
+nictable=bench/testdata/nic-instructions.txt
 bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
 # go build, not go run: callgrind finds the measured function by its symbol.
@@ -21,9 +24,13 @@ go build -o "$bin/instr" ./bench/cmd/instr
 
 case "${1:-}" in
 -write) exec "$bin/instr" -write "$table" ;;
-"") "$bin/instr" -check "$table" ;;
+-write-nic) exec "$bin/instr" -nic -write "$nictable" ;;
+"")
+  "$bin/instr" -check "$table"
+  "$bin/instr" -nic -check "$nictable"
+  ;;
 *)
-  echo "usage: $0 [-write]" >&2
+  echo "usage: $0 [-write | -write-nic]" >&2
   exit 2
   ;;
 esac

@@ -71,6 +71,13 @@ func main() {
 		runLoops(os.Stdout, *n)
 		return
 	}
+	if *nicChild {
+		runNICLoops(os.Stdout, *n)
+		return
+	}
+	if *nicMode {
+		os.Exit(nicMain(*valgrind, *n, *check, *write, *tolerance))
+	}
 	rows, err := count(*valgrind, *n)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "instr:", err)
