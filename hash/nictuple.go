@@ -7,6 +7,15 @@ package hash
 // takes the kernel dissector's keys. It panics if src and dst differ in
 // length or are neither 4 nor 16 bytes: a programming error.
 func (t *Toeplitz) HashTuple(src, dst []byte, sport, dport uint16, withPorts bool, sym Symmetry) uint32 {
+	if sym == SymmetricNone {
+		// The fixed-size paths: what most NICs hash, without a transform.
+		switch {
+		case len(src) == 4 && len(dst) == 4:
+			return t.hashIPv4([4]byte(src), [4]byte(dst), sport, dport, withPorts)
+		case len(src) == 16 && len(dst) == 16:
+			return t.hashIPv6([16]byte(src), [16]byte(dst), sport, dport, withPorts)
+		}
+	}
 	n := len(src)
 	if n != len(dst) || (n != 4 && n != 16) {
 		panic("hash: HashTuple wants two 4- or two 16-byte addresses")
