@@ -32,8 +32,7 @@ func refParse(c ParseConfig, f []byte) (Tuple, bool) {
 		proto                       int
 		l4                          int
 	}
-	var readIP func(off int, et uint16) ipInfo
-	readIP = func(off int, et uint16) ipInfo {
+	readIP := func(off int, et uint16) ipInfo {
 		var r ipInfo
 		if et == 0x0800 {
 			if !have(off, 20) {
