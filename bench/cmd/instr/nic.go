@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -188,31 +186,11 @@ func nicMain(valgrind string, n int, check, write string, tolerance float64) int
 // countNIC runs the NIC loops under callgrind and returns each shape's
 // instructions per iteration.
 func countNIC(valgrind string, n int) ([]nicRow, error) {
-	exe, err := os.Executable()
+	labels, totals, err := callgrind(valgrind, "main.measureNIC", "-measure-nic", n)
 	if err != nil {
-		return nil, fmt.Errorf("find own binary: %w", err)
+		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "xdphash-instr-nic-")
-	if err != nil {
-		return nil, fmt.Errorf("create dump directory: %w", err)
-	}
-	defer os.RemoveAll(dir)
-	out := filepath.Join(dir, "callgrind.out")
-	cmd := exec.Command(valgrind, "--tool=callgrind", "--callgrind-out-file="+out,
-		"--toggle-collect=main.measureNIC", "--dump-after=main.measureNIC", "--dump-instr=no",
-		exe, "-measure-nic", "-n", strconv.Itoa(n))
-	cmd.Env = append(os.Environ(), "GODEBUG=asyncpreemptoff=1", "GOMAXPROCS=1")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		if errors.Is(err, exec.ErrNotFound) {
-			return nil, fmt.Errorf("run %s: %w (install the valgrind package)", valgrind, err)
-		}
-		return nil, fmt.Errorf("run %s: %w\n%s", valgrind, err, lastLines(stderr.String(), 10))
-	}
-	labels := strings.Fields(stdout.String())
 	shapes := bench.KernelShapes()
-	calls := len(shapes) * int(numNICLoops) * callsPerLoop
 	if len(labels) != 2*len(shapes)*int(numNICLoops) {
 		return nil, fmt.Errorf("the measuring run made %d loops, want %d", len(labels)/2, len(shapes)*int(numNICLoops))
 	}
@@ -227,16 +205,7 @@ func countNIC(valgrind string, n int) ([]nicRow, error) {
 			if labels[2*j] != r.name || labels[2*j+1] != nicLoopNames[l] {
 				return nil, fmt.Errorf("call %d measured %s %s, want %s %s", j, labels[2*j], labels[2*j+1], r.name, nicLoopNames[l])
 			}
-			var t [callsPerLoop]uint64
-			for k := range t {
-				d := j*callsPerLoop + k + 1
-				if d > calls {
-					return nil, fmt.Errorf("callgrind dumped fewer than %d times", calls)
-				}
-				if t[k], err = dumpTotal(fmt.Sprintf("%s.%d", out, d)); err != nil {
-					return nil, err
-				}
-			}
+			t := totals[j*callsPerLoop:]
 			r.per[l] = float64(int64(t[2])-int64(t[1])) / float64(n)
 		}
 		rows = append(rows, r)
