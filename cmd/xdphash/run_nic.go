@@ -37,6 +37,9 @@ func (n *nicOptions) check(o *runOptions, changed func(string) bool) error {
 		if n.level != "" && o.iface != "" && (o.hash != hash.KindToeplitz || !o.device.checkHash) {
 			return errors.New("--rss-level on --iface is for --check-device-hash with --hash toeplitz (the NIC model the device's hash is compared with)")
 		}
+		if n.level != "" && o.iface == "" && o.virtualQueues < 2 {
+			return errors.New("--rss-level without --nic is the NIC parse of the spread over --virtual-queues: give --virtual-queues 2 or more")
+		}
 		return nil
 	case o.iface != "":
 		return errors.New("--nic models a NIC that is not there: it is for --pcap and --synthetic (on --iface, rss show --json reads the device's and --check-device-hash compares)")

@@ -88,6 +88,7 @@ func TestRunNICUsageErrors(t *testing.T) {
 		{[]string{"--pcap", "-", "--nic", good}, "not stdin"},
 		{[]string{"--pcap", pcap, "--nic", good, "--rss-key", msKeyHex}, "leave out --rss-key"},
 		{[]string{"--pcap", pcap, "--rss-level", "2"}, "want outer or inner"},
+		{[]string{"--pcap", pcap, "--rss-level", "inner"}, "--virtual-queues 2 or more"},
 		{[]string{"--pcap", pcap, "--nic", filepath.Join(t.TempDir(), "none.json")}, "--nic"},
 	} {
 		_, stderr, code := runXdphash(t, nil, append([]string{"run"}, c.args...)...)
