@@ -161,30 +161,9 @@ type l3 struct {
 // It allocates nothing.
 func (c *ParseConfig) Parse(t *Tuple, frame []byte) bool {
 	*t = Tuple{}
-	eth, ok := hdr(frame, 0, ethHdrLen)
+	off, proto, ok := c.link(frame)
 	if !ok {
 		return false
-	}
-	off, proto := ethHdrLen, (*ethHeader)(eth).EtherType()
-	// QEMU's eth_get_l2_hdr_length: one tag after 802.1Q; after 802.1ad,
-	// two when the inner one is 802.1Q, else one.
-	switch proto {
-	case etherTypeVLAN, etherTypeQinQ:
-		tag, ok := hdr(frame, off, vlanHdrLen)
-		if !ok {
-			return false
-		}
-		off += vlanHdrLen
-		inner := (*vlanTag)(tag).EncapsulatedProto()
-		if proto == etherTypeQinQ && inner == etherTypeVLAN {
-			tag, ok := hdr(frame, off, vlanHdrLen)
-			if !ok {
-				return false
-			}
-			off += vlanHdrLen
-			inner = (*vlanTag)(tag).EncapsulatedProto()
-		}
-		proto = inner
 	}
 	var ip l3
 	if !c.parseIP(&ip, frame, off, proto) {
@@ -197,6 +176,34 @@ func (c *ParseConfig) Parse(t *Tuple, frame []byte) bool {
 		}
 	}
 	return c.choose(t, frame, &ip)
+}
+
+// link reads the Ethernet header and its tags: the offset of the header
+// after them and its EtherType. QEMU's eth_get_l2_hdr_length skips one tag
+// after 802.1Q; after 802.1ad, two when the inner one is 802.1Q, else one.
+func (c *ParseConfig) link(frame []byte) (off int, proto uint16, ok bool) {
+	eth, ok := hdr(frame, 0, ethHdrLen)
+	if !ok {
+		return 0, 0, false
+	}
+	off, proto = ethHdrLen, (*ethHeader)(eth).EtherType()
+	if proto != etherTypeVLAN && proto != etherTypeQinQ {
+		return off, proto, true
+	}
+	tag, ok := hdr(frame, off, vlanHdrLen)
+	if !ok {
+		return 0, 0, false
+	}
+	off += vlanHdrLen
+	inner := (*vlanTag)(tag).EncapsulatedProto()
+	if proto == etherTypeQinQ && inner == etherTypeVLAN {
+		if tag, ok = hdr(frame, off, vlanHdrLen); !ok {
+			return 0, 0, false
+		}
+		off += vlanHdrLen
+		inner = (*vlanTag)(tag).EncapsulatedProto()
+	}
+	return off, inner, true
 }
 
 // tunnelPayload is the EtherType of the IP header inside the tunnel whose
