@@ -49,6 +49,7 @@ func newDeviceState(cfg *EngineConfig, steer *hash.Steering, queue int) deviceSt
 	}
 	if cfg.CheckDeviceHash {
 		d.check = newDeviceCheck(queue, steer.Own() == hash.SourceToeplitz)
+		d.check.nic = newCheckNIC(cfg, d.check.equality)
 	}
 	return d
 }
@@ -58,6 +59,7 @@ func newDeviceState(cfg *EngineConfig, steer *hash.Steering, queue int) deviceSt
 type devicePub struct {
 	sources                             [hash.NumSources]atomic.Uint64
 	frames, withHash, checked, conflict atomic.Uint64
+	classes                             [numConflictClasses]atomic.Uint64
 	samplesMu                           sync.Mutex
 	samples                             []runstats.DeviceHashConflict // guarded by samplesMu
 }
@@ -106,6 +108,7 @@ func (r *receiver) publishDevice() {
 	p.withHash.Store(c.withHash)
 	p.checked.Store(c.checked)
 	p.conflict.Store(c.conflicts)
+	c.publishClasses(p)
 	if c.newSamples {
 		p.samplesMu.Lock()
 		p.samples = append(p.samples[:0], c.samples...)
@@ -138,7 +141,7 @@ func (e *Engine) deviceStats(st *runstats.RunStats) {
 		p.samplesMu.Unlock()
 		check.Add(&runstats.DeviceHashCheck{
 			Frames: p.frames.Load(), WithHash: p.withHash.Load(), Checked: p.checked.Load(), Conflicts: p.conflict.Load(),
-			Samples: samples,
+			Samples: samples, Classes: pubClasses(p),
 		})
 	}
 	st.DeviceHash = check
@@ -164,6 +167,9 @@ type deviceCheck struct {
 	byDevice, byOwn []checkEntry
 	samples         []runstats.DeviceHashConflict
 	newSamples      bool // samples changed since the last publish
+
+	nic     *checkNIC // the equality check's NIC model
+	classes [numConflictClasses]uint64
 }
 
 // checkEntry is the last frame a table entry saw.
@@ -194,6 +200,7 @@ func (c *deviceCheck) frame(frame []byte, m *kernel.XDPMetadata, tag dissect.VLA
 	c.withHash++
 	c.checked++
 	if c.equality {
+		own = c.nic.hash(frame, own)
 		if m.Hash != own {
 			c.conflict(frame, m, tag, keys, own, nil)
 		}
@@ -213,6 +220,7 @@ func (c *deviceCheck) frame(frame []byte, m *kernel.XDPMetadata, tag dissect.VLA
 
 func (c *deviceCheck) conflict(frame []byte, m *kernel.XDPMetadata, tag dissect.VLANTag, keys *dissect.FlowKeys, own uint32, other *checkEntry) {
 	c.conflicts++
+	c.classes[c.classify(frame, m, keys, own, other)]++
 	if len(c.samples) >= runstats.MaxDeviceHashSamples {
 		return
 	}

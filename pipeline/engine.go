@@ -14,6 +14,7 @@ import (
 	"github.com/xdphash/xdphash/dissect"
 	"github.com/xdphash/xdphash/hash"
 	"github.com/xdphash/xdphash/internal/kernel"
+	"github.com/xdphash/xdphash/nicrss"
 	"github.com/xdphash/xdphash/pipeline/source"
 	"github.com/xdphash/xdphash/queues"
 	"github.com/xdphash/xdphash/runstats"
@@ -135,8 +136,13 @@ type EngineConfig struct {
 
 	// CheckDeviceHash compares, for every frame with a device hash (from
 	// the XDP metadata), the device's hash with the steering's own
-	// (RunStats.DeviceHash).
+	// (RunStats.DeviceHash): a Toeplitz hash with CheckNIC's hash of the
+	// frame (the NIC's own parse), the kernel's SipHash by partition.
 	CheckDeviceHash bool
+	// CheckNIC is the NIC model a Toeplitz device hash is compared with; nil
+	// takes Steering's RSS key and symmetry, the default hash types and the
+	// outer headers.
+	CheckNIC *nicrss.Hasher
 	// WithholdVLANTag dissects every frame as if the device had given no
 	// VLAN tag in its metadata: a debugging aid that shows what a pipeline
 	// blind to stripped tags computes (--check-device-hash then reports

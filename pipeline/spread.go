@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/xdphash/xdphash/hash"
+	"github.com/xdphash/xdphash/nicrss"
 	"github.com/xdphash/xdphash/pipeline/source"
 )
 
@@ -13,11 +14,22 @@ import (
 // stage fans one stream of frames (a capture, synthetic templates) over
 // virtual receive queues: Toeplitz with Key (nil: hash.DefaultRSSKey) and
 // Symmetry through a default indirection table over Queues queues
-// (hash.NewRSSSpread).
+// (hash.NewRSSSpread); or, with NIC, that NIC's own parse, key and table.
 type RSSConfig struct {
 	Queues   int // below 2: one queue, no spreading
 	Key      []byte
 	Symmetry hash.Symmetry
+	// NIC, when set, is the modelled NIC (its parse of the frame, not the
+	// kernel's, with its key and table); Key and Symmetry are then unused.
+	NIC *nicrss.Hasher
+}
+
+// spread returns the function that picks a frame's virtual queue.
+func (rss RSSConfig) spread() (func(frame []byte) int, error) {
+	if rss.NIC != nil {
+		return rss.NIC.Spread(), nil
+	}
+	return hash.NewRSSSpread(rss.Key, rss.Symmetry, rss.Queues, nil)
 }
 
 // OpenPcap opens the capture file path ("-" for stdin) as source.OpenPcap
@@ -35,7 +47,7 @@ func spreadPcap(cfg source.PcapConfig, rss RSSConfig, open func(source.PcapConfi
 	if rss.Queues <= 1 {
 		return open(cfg)
 	}
-	spread, err := hash.NewRSSSpread(rss.Key, rss.Symmetry, rss.Queues, nil)
+	spread, err := rss.spread()
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +136,7 @@ func (s *rssSource) Info() source.Info { return s.inner.Info() }
 // (cfg.Queues is then rss.Queues).
 func NewSynthetic(frames [][]byte, cfg source.SyntheticConfig, rss RSSConfig) (source.Source, error) {
 	if rss.Queues > 1 {
-		spread, err := hash.NewRSSSpread(rss.Key, rss.Symmetry, rss.Queues, nil)
+		spread, err := rss.spread()
 		if err != nil {
 			return nil, err
 		}

@@ -155,6 +155,9 @@ func WriteDeviceSummary(w io.Writer, st *runstats.RunStats) error {
 	}
 	ew.printf("device hash check (%s): %d frames, %d with a device hash, %d checked, %d conflicts\n",
 		c.Method, c.Frames, c.WithHash, c.Checked, c.Conflicts)
+	for _, k := range c.Classes {
+		ew.printf("  %d conflicts: %s: %s\n", k.Frames, k.Class, k.Explain)
+	}
 	for _, x := range c.Samples {
 		ew.printf("  conflict on queue %d: device hash %08x (%s), ours %08x, vlan tag %q, keys %s\n", x.Queue, x.DeviceHash, x.DeviceType, x.Hash, x.VLANTag, x.Keys)
 		if x.Other != nil {

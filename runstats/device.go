@@ -35,6 +35,16 @@ type DeviceHashCheck struct {
 	// Samples are the first conflicting frames (at most
 	// MaxDeviceHashSamples per receive queue).
 	Samples []DeviceHashConflict `json:"samples"`
+	// Classes explains the conflicts: how many fall in each class, with
+	// what the class means; only the classes that occurred.
+	Classes []DeviceHashClass `json:"classes,omitempty"`
+}
+
+// DeviceHashClass is one kind of device-hash conflict.
+type DeviceHashClass struct {
+	Class   string `json:"class"`
+	Frames  uint64 `json:"frames"`
+	Explain string `json:"explain"`
 }
 
 // Add adds o's counts and samples to c, up to MaxDeviceHashSamples samples.
@@ -50,6 +60,16 @@ func (c *DeviceHashCheck) Add(o *DeviceHashCheck) {
 		if len(c.Samples) < MaxDeviceHashSamples {
 			c.Samples = append(c.Samples, s)
 		}
+	}
+next:
+	for _, oc := range o.Classes {
+		for i := range c.Classes {
+			if c.Classes[i].Class == oc.Class {
+				c.Classes[i].Frames += oc.Frames
+				continue next
+			}
+		}
+		c.Classes = append(c.Classes, oc)
 	}
 }
 

@@ -22,25 +22,37 @@ func newRSSCmd(*rootOptions) *cobra.Command {
 		Use:   "rss",
 		Short: "Show a device's RSS setup: hash key, indirection table, hash fields",
 	}
-	var iface string
+	var (
+		iface  string
+		asJSON bool
+	)
 	show := &cobra.Command{
-		Use:   "show --iface IF",
+		Use:   "show --iface IF [--json]",
 		Short: "Print the RSS hash key, function, indirection table and hash fields of a device",
 		Long: `Show prints what ethtool -x and ethtool -n IF rx-flow-hash show: the device's
 RSS hash key and function, its indirection table (entry i is the receive queue
 of the frames whose hash is i modulo the table size), and the header fields
 hashed for TCP and UDP over IPv4 and IPv6. It reads them with the ethtool
-ioctl (CAP_NET_ADMIN). A device without RSS (veth, for one) is an error.`,
-		Example: `  xdphash rss show --iface eth0`,
-		Args:    cobra.NoArgs,
+ioctl (CAP_NET_ADMIN). A device without RSS (veth, for one) is an error.
+
+--json writes the whole configuration as one JSON object, the file that
+xdphash run --pcap FILE --nic NIC.json reads to predict how this device
+spreads a capture over its queues (docs/nic-rss.md).`,
+		Example: `  xdphash rss show --iface eth0
+  xdphash rss show --iface eth0 --json > nic.json`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if iface == "" {
 				return errors.New("want --iface IF")
+			}
+			if asJSON {
+				return showRSSJSON(cmd.OutOrStdout(), iface)
 			}
 			return showRSS(cmd.OutOrStdout(), iface)
 		},
 	}
 	show.Flags().StringVar(&iface, "iface", "", "the device")
+	show.Flags().BoolVar(&asJSON, "json", false, "write the configuration as JSON, as run --nic reads it")
 	rss.AddCommand(show)
 	return rss
 }

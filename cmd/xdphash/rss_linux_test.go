@@ -17,6 +17,10 @@ func TestRSSShowVeth(t *testing.T) {
 	if code == 0 || !strings.Contains(stderr, "not supported") || !strings.Contains(stderr, "veth") {
 		t.Errorf("rss show on a veth: exit %d, stderr %q; want a not-supported error naming veth", code, stderr)
 	}
+	stdout, stderr, code := runXdphash(t, nil, "rss", "show", "--iface", lab.Host, "--json")
+	if code == 0 || stdout != "" || !strings.Contains(stderr, "not supported") {
+		t.Errorf("rss show --json on a veth: exit %d, stdout %q, stderr %q; want nothing written and a not-supported error", code, stdout, stderr)
+	}
 }
 
 // TestRSSShowNeedsIface refuses a missing --iface.

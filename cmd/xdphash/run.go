@@ -84,6 +84,7 @@ type runOptions struct {
 	writeCount  int
 
 	rebalance rebalanceOptions // --reta-size, --rebalance, --compare
+	nic       nicOptions       // --nic, --rss-level
 }
 
 // cpuListFlag is --cpus: CPU numbers and ranges, "0,2-3".
@@ -209,6 +210,7 @@ frame is accounted for: received = processed + each counted drop.`,
 	f.IntVar(&opts.xdpRingSize, "xdp-ring-size", 0, "AF_XDP: fill and RX ring entries (default 2048)")
 	f.Var(newChoiceFlag(&opts.rxMode, source.RxModes...), "rx-mode", "AF_XDP: how a receive loop waits: spin, poll, or auto")
 	opts.device.addFlags(f)
+	opts.nic.addFlags(f)
 	f.StringVar(&opts.write, "write", "", "write the first frames, as received, to this pcapng file with each frame's queue, device hash and a comment with xdphash's hash, its source, worker, path and metadata VLAN tag")
 	f.IntVar(&opts.writeCount, "write-count", defaultWriteCount, fmt.Sprintf("--write: frames to write, at most %d", maxWriteCount))
 	f.BoolVar(&opts.xdpMetadata, "xdp-metadata", true, "AF_XDP: load the XDP metadata program (device hash, stripped VLAN tag, RX timestamp) where the device supports it")
@@ -255,6 +257,9 @@ func (o *runOptions) check(cmd *cobra.Command) error {
 		return err
 	}
 	if err := o.rebalance.check(o, changed); err != nil {
+		return err
+	}
+	if err := o.nic.check(o, changed); err != nil {
 		return err
 	}
 	if o.cpus.cpus != nil {
@@ -311,6 +316,7 @@ func (o *runOptions) engineConfig(s *runSetup) pipeline.EngineConfig {
 		Consumer: o.consumer, ConsumerConfig: o.consumerCfg, ServiceRate: s.rate,
 		Virtual: o.virtualClock, Window: o.window, Batch: o.batch,
 		CheckDeviceHash: o.device.checkHash, WithholdVLANTag: o.device.withholdTag,
+		CheckNIC: o.checkNIC(s),
 	}
 	if o.steer == "reta" {
 		cfg.Steering.Steer = hash.SteerRETA
@@ -445,14 +451,22 @@ func (o *runOptions) openSource(s *runSetup, log *slog.Logger) (source.Source, p
 		cfg := source.SyntheticConfig{
 			Queues: o.virtualQueues, Batch: o.batch, Count: o.count, Replay: s.replay, Clock: clock, Name: name,
 		}
-		src, err := pipeline.NewSynthetic(frames, cfg, o.rss(s))
+		rss, err := o.rss(s)
+		if err != nil {
+			return nil, plan, err
+		}
+		src, err := pipeline.NewSynthetic(frames, cfg, rss)
 		if err != nil {
 			return nil, plan, fmt.Errorf("--synthetic %s: %w", o.synthetic, err)
 		}
 		return src, plan, nil
 	case o.pcap != "":
 		plan := pipeline.PlanCPUs(in)
-		src, err := pipeline.OpenPcap(o.pcap, source.PcapConfig{Batch: o.batch, Replay: s.replay, Clock: clock}, o.rss(s))
+		rss, err := o.rss(s)
+		if err != nil {
+			return nil, plan, err
+		}
+		src, err := pipeline.OpenPcap(o.pcap, source.PcapConfig{Batch: o.batch, Replay: s.replay, Clock: clock}, rss)
 		return src, plan, err
 	}
 	qs, err := source.ParseQueues(o.queues)
@@ -477,8 +491,15 @@ func (o *runOptions) openSource(s *runSetup, log *slog.Logger) (source.Source, p
 
 // rss is the model by which a file or synthetic source's one stream is
 // spread over the virtual queues.
-func (o *runOptions) rss(s *runSetup) pipeline.RSSConfig {
-	return pipeline.RSSConfig{Queues: o.virtualQueues, Key: s.steer.RSSKey, Symmetry: s.steer.Symmetry}
+func (o *runOptions) rss(s *runSetup) (pipeline.RSSConfig, error) {
+	rss := pipeline.RSSConfig{Queues: o.virtualQueues, Key: s.steer.RSSKey, Symmetry: s.steer.Symmetry}
+	if o.virtualQueues > 1 {
+		var err error
+		if rss.NIC, err = o.nicModel(s); err != nil {
+			return rss, err
+		}
+	}
+	return rss, nil
 }
 
 // queueSpread says what put the frames on their receive queues.
@@ -533,6 +554,9 @@ func runRun(cmd *cobra.Command, log *slog.Logger, o *runOptions) (err error) {
 	}
 	rw, err := o.prepareWrite()
 	if err != nil {
+		return err
+	}
+	if err := o.predictNIC(cmd.OutOrStdout()); err != nil {
 		return err
 	}
 	defer rw.abort() // on the error paths

@@ -38,8 +38,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -72,6 +70,13 @@ func main() {
 	if *child {
 		runLoops(os.Stdout, *n)
 		return
+	}
+	if *nicChild {
+		runNICLoops(os.Stdout, *n)
+		return
+	}
+	if *nicMode {
+		os.Exit(nicMain(*valgrind, *n, *check, *write, *tolerance))
 	}
 	rows, err := count(*valgrind, *n)
 	if err != nil {
@@ -393,52 +398,9 @@ func (r row) setupRev() float64 { return r.per[loopHashRev] - r.per[loopSipRev] 
 // count runs the loops under callgrind with n and 2n iterations and returns
 // each case's instructions per iteration.
 func count(valgrind string, n int) ([]row, error) {
-	exe, err := os.Executable()
+	labels, totals, err := callgrind(valgrind, "main.measure", "-measure", n)
 	if err != nil {
-		return nil, fmt.Errorf("find own binary: %w", err)
-	}
-	dir, err := os.MkdirTemp("", "xdphash-instr-")
-	if err != nil {
-		return nil, fmt.Errorf("create dump directory: %w", err)
-	}
-	defer os.RemoveAll(dir)
-	var (
-		totals []uint64
-		labels []string
-	)
-	{
-		out := filepath.Join(dir, "callgrind.out")
-		cmd := exec.Command(valgrind, "--tool=callgrind", "--callgrind-out-file="+out,
-			"--toggle-collect=main.measure", "--dump-after=main.measure", "--dump-instr=no",
-			exe, "-measure", "-n", strconv.Itoa(n))
-		cmd.Env = append(os.Environ(), "GODEBUG=asyncpreemptoff=1", "GOMAXPROCS=1")
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Run(); err != nil {
-			if errors.Is(err, exec.ErrNotFound) {
-				return nil, fmt.Errorf("run %s: %w (install the valgrind package)", valgrind, err)
-			}
-			return nil, fmt.Errorf("run %s: %w\n%s", valgrind, err, lastLines(stderr.String(), 10))
-		}
-		labels = strings.Fields(strings.ReplaceAll(stdout.String(), "\n", " "))
-		dumps, err := filepath.Glob(out + ".*")
-		if err != nil {
-			return nil, err
-		}
-		calls := len(labels) / 2 * callsPerLoop
-		if len(dumps) == 0 {
-			return nil, fmt.Errorf("callgrind found no function main.measure in %s: build it with go build (go run strips the symbol table)", exe)
-		}
-		if len(dumps) != calls {
-			return nil, fmt.Errorf("callgrind dumped %d times, want %d (the Go runtime switched stacks inside a measurement)", len(dumps), calls)
-		}
-		for d := 1; d <= calls; d++ {
-			t, err := dumpTotal(fmt.Sprintf("%s.%d", out, d))
-			if err != nil {
-				return nil, err
-			}
-			totals = append(totals, t)
-		}
+		return nil, err
 	}
 	var rows []row
 	for _, c := range cases() {
