@@ -325,7 +325,7 @@ func (h *Hasher) TableSize() int {
 }
 
 // Spread returns the function that puts a frame on its receive queue, for
-// a file or synthetic source's Spread. It is not safe for concurrent use.
+// the pipeline's RSS stage. It is not safe for concurrent use.
 func (h *Hasher) Spread() func(frame []byte) int {
 	var t Tuple
 	return func(frame []byte) int {
