@@ -164,3 +164,30 @@ func BenchmarkHashBatch(b *testing.B) {
 		})
 	}
 }
+
+// TestSteeringHashBatch: a Steering's batch gives its one-at-a-time hashes
+// for every hash kind, the kernel's and the NIC's Toeplitz alike.
+func TestSteeringHashBatch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	keys := make([]dissect.FlowKeys, 33)
+	for i := range keys {
+		keys[i] = *randomKeys(rng, batchAddrTypes[i%len(batchAddrTypes)])
+		keys[i][dissect.OffIPProto] = []byte{6, 17, 1}[i%3]
+	}
+	for _, kind := range []Kind{KindKernel, KindToeplitz, KindAuto, KindDevice} {
+		s, err := NewSteering(SteerConfig{Workers: 4, Hash: kind, Key: RandomKey()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hashes, l4 := make([]uint32, len(keys)), make([]bool, len(keys))
+		s.HashBatch(keys, hashes, l4)
+		for i := range keys {
+			if h, l := s.Hash(&keys[i]); hashes[i] != h || l4[i] != l {
+				t.Errorf("%v: HashBatch key %d = %#08x, %v; Hash gives %#08x, %v", kind, i, hashes[i], l4[i], h, l)
+			}
+		}
+		if n := testing.AllocsPerRun(100, func() { s.HashBatch(keys, hashes, l4) }); n != 0 {
+			t.Errorf("%v: HashBatch allocates %v times per batch", kind, n)
+		}
+	}
+}
