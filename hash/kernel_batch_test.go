@@ -16,10 +16,31 @@ import (
 var batchAddrTypes = []dissect.AddrType{dissect.AddrIPv4, dissect.AddrIPv6, dissect.AddrIPv4, dissect.AddrIPv6,
 	dissect.AddrNone, dissect.AddrTIPC, 7, 0xffff}
 
-// checkBatch fails unless HashBatch gives, for every key, what Hash gives and
-// what dchest/siphash gives over the consistentified region, and leaves the
-// keys as they were.
+// hasAVX2 is whether this machine runs HashBatch's AVX2 path.
+var hasAVX2 = useAVX2
+
+// batchPaths are the HashBatch paths this machine can run: the scalar one,
+// and the AVX2 one where the CPU has AVX2 (useAVX2's values).
+func batchPaths() []bool {
+	if hasAVX2 {
+		return []bool{false, true}
+	}
+	return []bool{false}
+}
+
+// checkBatch fails unless HashBatch, on each of its paths, gives for every
+// key what Hash gives and what dchest/siphash gives over the consistentified
+// region, and leaves the keys as they were.
 func checkBatch(t *testing.T, h Kernel, keys []dissect.FlowKeys) {
+	t.Helper()
+	defer func() { useAVX2 = hasAVX2 }()
+	for _, avx := range batchPaths() {
+		useAVX2 = avx
+		checkBatchPath(t, h, keys)
+	}
+}
+
+func checkBatchPath(t *testing.T, h Kernel, keys []dissect.FlowKeys) {
 	t.Helper()
 	before := append([]dissect.FlowKeys(nil), keys...)
 	hashes, l4 := make([]uint32, len(keys)+1), make([]bool, len(keys)+1)
@@ -34,8 +55,8 @@ func checkBatch(t *testing.T, h Kernel, keys []dissect.FlowKeys) {
 			t.Fatalf("Hash(% x) = %#08x, dchest/siphash gives %#08x", k[:], want, ref)
 		}
 		if hashes[i] != want || l4[i] != wantL4 {
-			t.Fatalf("HashBatch of %d keys, key %d (%v, % x) = %#08x, %v; Hash gives %#08x, %v",
-				len(keys), i, k.AddrType(), k[:], hashes[i], l4[i], want, wantL4)
+			t.Fatalf("HashBatch (AVX2 %v) of %d keys, key %d (%v, % x) = %#08x, %v; Hash gives %#08x, %v",
+				useAVX2, len(keys), i, k.AddrType(), k[:], hashes[i], l4[i], want, wantL4)
 		}
 		if keys[i] != *k {
 			t.Fatalf("HashBatch modified key %d", i)
@@ -127,8 +148,20 @@ func TestHashBatchAllocs(t *testing.T) {
 		keys[i] = *randomKeys(rng, batchAddrTypes[i%len(batchAddrTypes)])
 	}
 	hashes, l4 := make([]uint32, len(keys)), make([]bool, len(keys))
-	if n := testing.AllocsPerRun(100, func() { h.HashBatch(keys, hashes, l4) }); n != 0 {
-		t.Errorf("HashBatch allocates %v times per batch", n)
+	defer func() { useAVX2 = hasAVX2 }()
+	for _, avx := range batchPaths() {
+		useAVX2 = avx
+		if n := testing.AllocsPerRun(100, func() { h.HashBatch(keys, hashes, l4) }); n != 0 {
+			t.Errorf("HashBatch (AVX2 %v) allocates %v times per batch", avx, n)
+		}
+	}
+}
+
+// TestHashBatchPaths says which paths the batch tests covered: a CI machine
+// without AVX2 tests the scalar path only.
+func TestHashBatchPaths(t *testing.T) {
+	if !hasAVX2 {
+		t.Log("this CPU has no AVX2 (or this is not amd64): HashBatch's scalar path only")
 	}
 }
 
@@ -146,13 +179,17 @@ func BenchmarkHashBatch(b *testing.B) {
 			keys[i][dissect.OffPorts] = byte(i) // distinct flows
 		}
 		hashes, l4 := make([]uint32, len(keys)), make([]bool, len(keys))
-		b.Run(fmt.Sprintf("%v/batch", fl.addrType), func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				h.HashBatch(keys, hashes, l4)
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(keys)), "ns/key")
-		})
+		for _, avx := range batchPaths() {
+			b.Run(fmt.Sprintf("%v/batch-avx2=%v", fl.addrType, avx), func(b *testing.B) {
+				defer func() { useAVX2 = hasAVX2 }()
+				useAVX2 = avx
+				b.ReportAllocs()
+				for b.Loop() {
+					h.HashBatch(keys, hashes, l4)
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(keys)), "ns/key")
+			})
+		}
 		b.Run(fmt.Sprintf("%v/single", fl.addrType), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
