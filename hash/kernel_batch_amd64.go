@@ -2,8 +2,9 @@ package hash
 
 import "golang.org/x/sys/cpu"
 
-// useAVX2 selects HashBatch's vector SipHash. Tests turn it off to test the
-// scalar path on machines that have AVX2.
+// useAVX2 selects HashBatch's vector SipHash (GODEBUG=cpu.avx2=off turns it
+// off). Tests turn it off to test the one-at-a-time path on machines that
+// have AVX2.
 var useAVX2 = cpu.X86.HasAVX2
 
 // sip4AVX2 is SipHash-2-4 keyed k0, k1 of four regions of n words each

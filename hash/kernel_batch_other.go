@@ -2,7 +2,7 @@
 
 package hash
 
-// useAVX2 is false off amd64: HashBatch takes its scalar path.
+// useAVX2 is false off amd64: HashBatch hashes one key at a time.
 var useAVX2 = false
 
 // sip4AVX2 exists on amd64 only; off amd64 useAVX2 is false, so it is
