@@ -11,9 +11,10 @@ import (
 )
 
 // TestReceiveLoopBatchHash: the receive loop, which dissects a batch and
-// then hashes its keys together, writes for each frame the records a frame
-// dissected and hashed on its own gives (keys, hash, l4, path, hash source), to the worker
-// that hash steers it to, in order, for the kernel's hash and Toeplitz.
+// then hashes its keys together, writes for each frame the record that
+// dissecting and hashing the frame on its own gives (keys, hash, l4, path,
+// hash source), to the worker that hash steers it to, in order, for the
+// kernel's hash and Toeplitz.
 func TestReceiveLoopBatchHash(t *testing.T) {
 	for _, kind := range []hash.Kind{hash.KindKernel, hash.KindToeplitz} {
 		t.Run(kind.String(), func(t *testing.T) {
