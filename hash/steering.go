@@ -152,6 +152,20 @@ func (s *Steering) Hash(keys *dissect.FlowKeys) (h uint32, l4 bool) {
 	return h, withPorts && h != 0
 }
 
+// HashBatch sets hashes[i] and l4[i] to what Hash returns for keys[i], for
+// every i; hashes and l4 must be at least as long as keys. The kernel's hash
+// runs a batch at a time (Kernel.HashBatch); Toeplitz one key at a time.
+func (s *Steering) HashBatch(keys []dissect.FlowKeys, hashes []uint32, l4 []bool) {
+	if s.hashKind != KindToeplitz {
+		s.kernel.HashBatch(keys, hashes, l4)
+		return
+	}
+	hashes, l4 = hashes[:len(keys)], l4[:len(keys)]
+	for i := range keys {
+		hashes[i], l4[i] = s.Hash(&keys[i])
+	}
+}
+
 // nicHashesPorts is the default RSS field set of NICs ("ethtool -n DEV
 // rx-flow-hash tcp4" shows it): ports for unfragmented TCP and UDP, the
 // addresses alone otherwise.

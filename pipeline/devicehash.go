@@ -73,23 +73,23 @@ func (d *deviceState) tag(b *source.Batch, i int) dissect.VLANTag {
 	return dissect.VLANTag{TPID: b.Meta[i].VLANProto, TCI: b.Meta[i].VLANTCI}
 }
 
-// hashMeta dissects and hashes a frame that came with device metadata m (the
-// zero XDPMetadata when the source has none): the metadata VLAN tag goes to
+// hashMeta dissects into keys and hashes a frame that came with device
+// metadata m (the zero XDPMetadata when the source has none): the metadata VLAN tag goes to
 // the dissector, as the kernel's dissector takes skb->vlan_tci, and the
 // steering chooses between the device's hash and its own.
-func (r *receiver) hashMeta(frame []byte, m *kernel.XDPMetadata) (dissect.Path, uint32, bool, hash.Source) {
+func (r *receiver) hashMeta(frame []byte, m *kernel.XDPMetadata, keys *dissect.FlowKeys) (dissect.Path, uint32, bool, hash.Source) {
 	var tag dissect.VLANTag
 	if m.HasVLAN() && !r.dev.withholdTag {
 		tag = dissect.VLANTag{TPID: m.VLANProto, TCI: m.VLANTCI}
 	}
-	_, path := r.d.DissectFrameTagged(&r.keys, frame, tag)
-	h, l4, src := r.steer.HashDevice(&r.keys, m.Hash, m.HashType.IsL4(), m.HasHash())
+	_, path := r.d.DissectFrameTagged(keys, frame, tag)
+	h, l4, src := r.steer.HashDevice(keys, m.Hash, m.HashType.IsL4(), m.HasHash())
 	if c := r.dev.check; c != nil {
 		own := h
 		if src != r.dev.own {
-			own, _ = r.steer.Hash(&r.keys)
+			own, _ = r.steer.Hash(keys)
 		}
-		c.frame(frame, m, tag, &r.keys, own)
+		c.frame(frame, m, tag, keys, own)
 	}
 	return path, h, l4, src
 }

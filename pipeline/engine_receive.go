@@ -18,6 +18,9 @@ import (
 // RPS: it takes a batch of frames off its source, dissects and hashes each
 // frame once, in place, and writes the Record straight into a slot of the ring
 // to the worker the hash selects. Nothing downstream parses the frame again.
+// Frames without device metadata are dissected a batch at a time and their
+// keys hashed together (Steering.HashBatch), which overlaps the SipHashes of
+// independent frames.
 type receiver struct {
 	e       *Engine
 	index   int // position among the receive loops: the ring index in each worker
@@ -33,8 +36,13 @@ type receiver struct {
 	// help steps a worker whose ring holds this many records (CPUPlan).
 	ownStepAt, otherStepAt int
 	batch                  *source.Batch
-	keys                   dissect.FlowKeys
-	out                    []outRing // per worker
+	// Per frame of the batch: its keys, and for a batch without metadata
+	// its path, hash and l4 as dissectBatch left them.
+	keys   []dissect.FlowKeys
+	paths  []dissect.Path
+	hashes []uint32
+	l4     []bool
+	out    []outRing // per worker
 
 	virtual bool
 	base    int64 // the engine clock at the start of the run
@@ -109,6 +117,7 @@ func newReceiver(e *Engine, index int, src source.QueueSource) *receiver {
 	}
 	capacity := float64(e.workers[0].rings[index].Cap())
 	r.ownStepAt, r.otherStepAt = int(capacity*e.plan.OwnStepAt), int(capacity*e.plan.OtherStepAt)
+	r.grow(cfg.Batch)
 	if cfg.Auto {
 		r.d.EnableAuto(dissect.AutoConfig{})
 	}
@@ -184,6 +193,12 @@ func (r *receiver) process(b *source.Batch) {
 		r.reorder.batch(r.index, true)
 		r.buckets.batch(now)
 	}
+	plain := len(b.Meta) == 0 && r.dev.plain
+	if plain {
+		r.dissectBatch(b)
+	} else {
+		r.grow(len(b.Frames))
+	}
 	for i, frame := range b.Frames {
 		arrival := now
 		if r.virtual {
@@ -209,15 +224,15 @@ func (r *receiver) process(b *source.Batch) {
 			l4   bool
 			hsrc = r.dev.own
 		)
-		if len(b.Meta) == 0 && r.dev.plain {
-			_, path = r.d.DissectFrame(&r.keys, frame)
-			h, l4 = r.steer.Hash(&r.keys)
+		keys := &r.keys[i]
+		if plain {
+			path, h, l4 = r.paths[i], r.hashes[i], r.l4[i]
 		} else {
 			meta := &r.dev.none
 			if len(b.Meta) > i {
 				meta = &b.Meta[i]
 			}
-			path, h, l4, hsrc = r.hashMeta(frame, meta)
+			path, h, l4, hsrc = r.hashMeta(frame, meta, keys)
 		}
 		r.dev.sources[hsrc]++
 		var w int
@@ -251,7 +266,7 @@ func (r *receiver) process(b *source.Batch) {
 		}
 		rec := o.ring.Slot(o.n)
 		o.n++
-		rec.FromKeys(&r.keys)
+		rec.FromKeys(keys)
 		rec.Hash, rec.L4, rec.Path, rec.HashSource = h, l4, path, hsrc
 		rec.Len, rec.Arrival, rec.Queue = uint32(wireLen), arrival, uint16(r.queue)
 	}
@@ -269,6 +284,31 @@ func (r *receiver) process(b *source.Batch) {
 		// returns at once.
 		runtime.Gosched()
 	}
+}
+
+// dissectBatch dissects every frame of b into r.keys and r.paths, then
+// hashes their keys together into r.hashes and r.l4.
+func (r *receiver) dissectBatch(b *source.Batch) {
+	n := len(b.Frames)
+	r.grow(n)
+	keys, paths := r.keys[:n], r.paths[:n]
+	for i, frame := range b.Frames {
+		_, paths[i] = r.d.DissectFrame(&keys[i], frame)
+	}
+	r.steer.HashBatch(keys, r.hashes[:n], r.l4[:n])
+}
+
+// grow makes the per-frame slices hold at least n frames. Sources fill a
+// batch up to the capacity NewBatch gave it, so this allocates only in
+// newReceiver.
+func (r *receiver) grow(n int) {
+	if n <= len(r.keys) {
+		return
+	}
+	r.keys = make([]dissect.FlowKeys, n)
+	r.paths = make([]dissect.Path, n)
+	r.hashes = make([]uint32, n)
+	r.l4 = make([]bool, n)
 }
 
 // help steps shared workers (worker.shared) on this loop's goroutine: each of

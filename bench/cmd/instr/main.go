@@ -18,7 +18,11 @@
 // in turn and reads a byte of the keys after each call; an empty loop that does
 // the same with a call that only zeroes the keys is subtracted. The hash's set-up is Kernel.Hash
 // less dchest/siphash.Hash over the same region, on the keys as dissected and
-// on the keys of the reverse direction (which Kernel.Hash reorders).
+// on the keys of the reverse direction (which Kernel.Hash reorders). The
+// batch rows put Kernel.HashBatch over 64 keys beside Kernel.Hash one key at
+// a time, per key, for the IPv4, IPv6 and no-address regions and a batch that
+// mixes IPv4 and IPv6; the check guards the batch column where the CPU has
+// AVX2 (elsewhere HashBatch is Hash one key at a time).
 //
 //	instr                # print the table
 //	instr -check FILE    # and fail when a fast path, a decline or a closed gate rose above FILE's
@@ -46,6 +50,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/dchest/siphash"
+	"golang.org/x/sys/cpu"
 
 	"github.com/xdphash/xdphash/bench"
 	"github.com/xdphash/xdphash/dissect"
@@ -128,18 +133,20 @@ func main() {
 type loopKind int
 
 const (
-	loopEmpty   loopKind = iota // the baseline: zeroes the keys (see measure)
-	loopSlow                    // dissect.DissectFrame
-	loopFast                    // Dissector.DissectFrame, every gate open (a decline row: only its gate)
-	loopHash                    // hash.Kernel.Hash on the keys as dissected
-	loopSip                     // siphash.Hash over the same region
-	loopHashRev                 // hash.Kernel.Hash on the reverse direction's keys
-	loopSipRev                  // siphash.Hash over the reverse direction's region
-	loopClosed                  // loopFast's code on a Dissector with every gate closed
+	loopEmpty    loopKind = iota // the baseline: zeroes the keys (see measure)
+	loopSlow                     // dissect.DissectFrame
+	loopFast                     // Dissector.DissectFrame, every gate open (a decline row: only its gate)
+	loopHash                     // hash.Kernel.Hash on the keys as dissected
+	loopSip                      // siphash.Hash over the same region
+	loopHashRev                  // hash.Kernel.Hash on the reverse direction's keys
+	loopSipRev                   // siphash.Hash over the reverse direction's region
+	loopClosed                   // loopFast's code on a Dissector with every gate closed
+	loopBatch                    // hash.Kernel.HashBatch on the keys as dissected, 64 at a time
+	loopBatchRev                 // hash.Kernel.HashBatch on the reverse direction's keys
 	numLoops
 )
 
-var loopNames = [numLoops]string{"empty", "slow", "fast", "hash", "sip", "hash-rev", "sip-rev", "closed"}
+var loopNames = [numLoops]string{"empty", "slow", "fast", "hash", "sip", "hash-rev", "sip-rev", "closed", "batch", "batch-rev"}
 
 // rowKind is what a row of the table measures.
 type rowKind int
@@ -149,6 +156,7 @@ const (
 	rowDecline                 // a gate's near miss: fast runs only that gate
 	rowAutoHit                 // a gate's sample frame under auto mode: fast with the gate open, closed without
 	rowAutoMiss                // its near miss, the same
+	rowBatch                   // a region's keys: Kernel.Hash one at a time against Kernel.HashBatch
 )
 
 // loops are the loops each kind of row runs.
@@ -157,11 +165,49 @@ var loops = [...][]loopKind{
 	rowDecline:  {loopEmpty, loopSlow, loopFast, loopClosed},
 	rowAutoHit:  {loopEmpty, loopFast, loopClosed},
 	rowAutoMiss: {loopEmpty, loopFast, loopClosed},
+	rowBatch:    {loopEmpty, loopHash, loopBatch, loopHashRev, loopBatchRev},
 }
 
 // rowName is the name of gate s's row of kind k.
 func rowName(k rowKind, s dissect.Shape) string {
 	return [...]string{rowDecline: "decline:", rowAutoHit: "auto-hit:", rowAutoMiss: "auto-miss:"}[k] + s.String()
+}
+
+// batchRow is a row of the batch hash's table: the keys of the frames of
+// cases, in turn, over the 64 keys of a batch.
+type batchRow struct {
+	name   string   // the region the keys hash: ipv4, ipv6, none or mixed
+	frames []string // case names
+}
+
+// batchRows are the regions of the batch hash's table: IPv4's 48 bytes,
+// IPv6's 72, the 40 of keys without addresses (MPLS), and a batch that
+// alternates IPv4 and IPv6 keys.
+var batchRows = []batchRow{
+	{"ipv4", []string{"eth+IPv4+TCP"}},
+	{"ipv6", []string{"eth+IPv6+TCP"}},
+	{"none", []string{"MPLS+IPv4+UDP"}},
+	{"mixed", []string{"eth+IPv4+TCP", "eth+IPv6+TCP"}},
+}
+
+// batchInput is newInput over the frames of cases named br.frames in turn.
+func batchInput(br batchRow) *input {
+	var ins []*input
+	for _, name := range br.frames {
+		for _, c := range cases() {
+			if c.Name == name {
+				ins = append(ins, newInput(c.Frame))
+			}
+		}
+	}
+	if len(ins) != len(br.frames) {
+		panic(fmt.Sprintf("batch row %s: cases %q not all found", br.name, br.frames))
+	}
+	in := ins[0]
+	for i := range in.keys {
+		in.keys[i], in.rev[i] = ins[i%len(ins)].keys[i], ins[i%len(ins)].rev[i]
+	}
+	return in
 }
 
 // autoDissector is a Dissector under auto mode with gates g, whose window is
@@ -211,6 +257,8 @@ var sipKey = hash.Key{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
 type input struct {
 	frames       [64][]byte
 	keys, rev    [64]dissect.FlowKeys
+	hashes       [64]uint32 // HashBatch's results
+	l4           [64]bool
 	kern         hash.Kernel
 	k0, k1       uint64
 	region, rreg int
@@ -297,6 +345,9 @@ func runLoops(w io.Writer, n int) {
 		run(rowName(rowAutoHit, nm.gate), rowAutoHit, newInput(dissect.SampleFrame(nm.gate)), open, shut)
 		run(rowName(rowAutoMiss, nm.gate), rowAutoMiss, newInput(nm.frame), open, shut)
 	}
+	for _, br := range batchRows {
+		run("batch:"+br.name, rowBatch, batchInput(br), all, closed)
+	}
 }
 
 // growStack uses about depth KiB of stack, so that the loops never grow it.
@@ -377,6 +428,16 @@ func measure(l loopKind, in *input, d *dissect.Dissector, n int) {
 		for i := range n {
 			s += siphash.Hash(in.k0, in.k1, in.rev[i&63][dissect.HashOffset:dissect.HashOffset+in.rreg])
 		}
+	case loopBatch:
+		for i := 0; i < n; i += len(in.keys) {
+			in.kern.HashBatch(in.keys[:], in.hashes[:], in.l4[:])
+			s += uint64(in.hashes[i&63])
+		}
+	case loopBatchRev:
+		for i := 0; i < n; i += len(in.keys) {
+			in.kern.HashBatch(in.rev[:], in.hashes[:], in.l4[:])
+			s += uint64(in.hashes[i&63])
+		}
 	}
 	runtime.KeepAlive(s)
 }
@@ -394,6 +455,18 @@ func (r row) closed() float64   { return r.per[loopClosed] - r.per[loopEmpty] }
 func (r row) hash() float64     { return r.per[loopHash] - r.per[loopEmpty] }
 func (r row) setup() float64    { return r.per[loopHash] - r.per[loopSip] }
 func (r row) setupRev() float64 { return r.per[loopHashRev] - r.per[loopSipRev] }
+func (r row) hashRev() float64  { return r.per[loopHashRev] - r.per[loopEmpty] }
+func (r row) batch() float64    { return r.per[loopBatch] - r.per[loopEmpty] }
+func (r row) batchRev() float64 { return r.per[loopBatchRev] - r.per[loopEmpty] }
+
+// checked is the figure of r the check guards: a batch row's batch column,
+// any other row's fast one.
+func (r row) checked() float64 {
+	if r.kind == rowBatch {
+		return r.batch()
+	}
+	return r.fast()
+}
 
 // count runs the loops under callgrind with n and 2n iterations and returns
 // each case's instructions per iteration.
@@ -415,6 +488,9 @@ func count(valgrind string, n int) ([]row, error) {
 	}
 	for _, nm := range nearMisses() {
 		rows = append(rows, row{name: rowName(rowAutoHit, nm.gate), kind: rowAutoHit}, row{name: rowName(rowAutoMiss, nm.gate), kind: rowAutoMiss})
+	}
+	for _, br := range batchRows {
+		rows = append(rows, row{name: "batch:" + br.name, kind: rowBatch})
 	}
 	j := 0
 	for i := range rows {
@@ -477,6 +553,8 @@ const (
 	colDeclineClosed = 2
 	colDecline       = 3
 	numDeclineCols   = 5
+	colBatch         = 2
+	numBatchCols     = 7
 )
 
 // closedKey is the key parseTable files a row's closed column under.
@@ -521,6 +599,17 @@ func writeTable(w io.Writer, rows []row, n int) {
 		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.2f\n", gate, r.fast(), r.closed(), m.fast(), m.closed(), sv, cv, dissect.Cost{Saving: sv, Miss: cv}.BreakEven())
 	}
 	tw.Flush()
+	fmt.Fprintf(w, "\n# the kernel flow hash per key, 64 keys a batch: single = Kernel.Hash one at a time, batch =\n")
+	fmt.Fprintf(w, "# Kernel.HashBatch (checked); rev = the reverse direction's keys, which both sort; ratio = batch / single.\n")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "batch\tsingle\tbatch\tratio\tsingle-rev\tbatch-rev\tratio-rev\n")
+	for _, r := range rows {
+		if r.kind == rowBatch {
+			name, _ := strings.CutPrefix(r.name, "batch:")
+			fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.2f\t%.1f\t%.1f\t%.2f\n", name, r.hash(), r.batch(), r.batch()/r.hash(), r.hashRev(), r.batchRev(), r.batchRev()/r.hashRev())
+		}
+	}
+	tw.Flush()
 }
 
 // parseTable reads the guarded figures of a table writeTable wrote: the fast
@@ -528,25 +617,39 @@ func writeTable(w io.Writer, rows []row, n int) {
 // and the closed column of both by closedKey of the row's name.
 func parseTable(b []byte) (map[string]float64, error) {
 	guarded := map[string]float64{}
-	declines := false
-lines:
+	const (
+		cases = iota
+		declines
+		auto // not checked
+		batches
+	)
+	table := cases
 	for i, line := range strings.Split(string(b), "\n") {
 		f := strings.Fields(line)
 		switch {
 		case len(f) == 0 || strings.HasPrefix(f[0], "#"):
 			continue
 		case f[0] == "case":
-			declines = false
+			table = cases
 			continue
 		case f[0] == "gate":
-			declines = true
+			table = declines
 			continue
 		case f[0] == "auto":
-			break lines // the auto table is not checked
+			table = auto
+			continue
+		case f[0] == "batch":
+			table = batches
+			continue
 		}
 		name, want, col, closedCol, what := f[colCase], numCols, colFast, colClosed, "fast"
-		if declines {
+		switch table {
+		case auto:
+			continue
+		case declines:
 			name, want, col, closedCol, what = "decline:"+f[colCase], numDeclineCols, colDecline, colDeclineClosed, "decline"
+		case batches:
+			name, want, col, closedCol, what = "batch:"+f[colCase], numBatchCols, colBatch, -1, "batch"
 		}
 		if len(f) != want {
 			return nil, fmt.Errorf("line %d: %d columns, want %d", i+1, len(f), want)
@@ -555,11 +658,15 @@ lines:
 		if err != nil {
 			return nil, fmt.Errorf("line %d: %s column: %w", i+1, what, err)
 		}
+		guarded[name] = v
+		if closedCol < 0 {
+			continue
+		}
 		c, err := strconv.ParseFloat(f[closedCol], 64)
 		if err != nil {
 			return nil, fmt.Errorf("line %d: closed column: %w", i+1, err)
 		}
-		guarded[name], guarded[closedKey(name)] = v, c
+		guarded[closedKey(name)] = c
 	}
 	if len(guarded) == 0 {
 		return nil, errors.New("no rows")
@@ -574,13 +681,26 @@ func regressions(want map[string]float64, rows []row, tolerance float64) []strin
 	var bad []string
 	seen := map[string]bool{}
 	for _, r := range rows {
-		for _, g := range []struct {
+		type guarded struct {
 			name string
 			got  float64
-		}{{r.name, r.fast()}, {closedKey(r.name), r.closed()}} {
+		}
+		checks := []guarded{{r.name, r.checked()}}
+		if r.kind != rowBatch {
+			checks = append(checks, guarded{closedKey(r.name), r.closed()})
+		}
+		for _, g := range checks {
 			seen[g.name] = true
 			w, ok := want[g.name]
-			if ok && g.got > w*(1+tolerance) {
+			if !ok {
+				continue
+			}
+			if r.kind == rowBatch && !cpu.X86.HasAVX2 {
+				// HashBatch hashes one key at a time here: the committed
+				// figure is the vector hash's.
+				continue
+			}
+			if g.got > w*(1+tolerance) {
 				bad = append(bad, fmt.Sprintf("%s: %.1f instructions, committed %.1f (%+.1f%%)", g.name, g.got, w, 100*(g.got-w)/w))
 			}
 		}

@@ -14,6 +14,7 @@ func TestTableRoundTrip(t *testing.T) {
 		{name: "decline:vlan", path: "slow", kind: rowDecline, per: [numLoops]float64{loopEmpty: 10, loopSlow: 130, loopFast: 250, loopClosed: 135}},
 		{name: "auto-hit:vlan", kind: rowAutoHit, per: [numLoops]float64{loopEmpty: 10, loopFast: 110, loopClosed: 170}},
 		{name: "auto-miss:vlan", kind: rowAutoMiss, per: [numLoops]float64{loopEmpty: 10, loopFast: 230, loopClosed: 170}},
+		{name: "batch:ipv4", kind: rowBatch, per: [numLoops]float64{loopEmpty: 10, loopHash: 350, loopBatch: 180, loopHashRev: 430, loopBatchRev: 210}},
 	}
 	var buf bytes.Buffer
 	writeTable(&buf, rows, 64)
@@ -21,7 +22,7 @@ func TestTableRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]float64{"a": 100, "b": 60, "decline:vlan": 240, "closed:a": 205, "closed:b": 52, "closed:decline:vlan": 125}
+	want := map[string]float64{"a": 100, "b": 60, "decline:vlan": 240, "closed:a": 205, "closed:b": 52, "closed:decline:vlan": 125, "batch:ipv4": 170}
 	if len(got) != len(want) {
 		t.Errorf("parseTable(writeTable) = %v, want %v\n%s", got, want, buf.String())
 	}
@@ -29,6 +30,10 @@ func TestTableRoundTrip(t *testing.T) {
 		if got[k] != v {
 			t.Errorf("parseTable(writeTable)[%q] = %v, want %v\n%s", k, got[k], v, buf.String())
 		}
+	}
+	// The batch row: single 340, batch 170, ratio 0.50; rev 420, 200, 0.48.
+	if !strings.Contains(buf.String(), "340.0   170.0  0.50   420.0       200.0      0.48") {
+		t.Errorf("the batch row does not show single 340, batch 170, ratio 0.50, rev 420, 200, 0.48:\n%s", buf.String())
 	}
 	if !strings.Contains(buf.String(), "+120.0") {
 		t.Errorf("the decline row does not show C = decline - slow = +120:\n%s", buf.String())
@@ -109,6 +114,11 @@ func TestCommittedTableParses(t *testing.T) {
 	for _, nm := range nearMisses() {
 		if _, ok := got[rowName(rowDecline, nm.gate)]; !ok {
 			t.Errorf("committed table has no decline of gate %v", nm.gate)
+		}
+	}
+	for _, br := range batchRows {
+		if _, ok := got["batch:"+br.name]; !ok {
+			t.Errorf("committed table has no batch row %q", br.name)
 		}
 	}
 }
