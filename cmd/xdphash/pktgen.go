@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/xdphash/xdphash/pktgen"
+	"github.com/xdphash/xdphash/queues"
 )
 
 func init() { subcommands = append(subcommands, newPktgenCmd) }
@@ -40,37 +41,21 @@ type pktgenOptions struct {
 	write    string
 }
 
-// rateFlag is --rate: frames per second, with an optional k, M or G suffix,
-// or max (0) for as fast as possible.
+// rateFlag is --rate: a packet rate as queues.ParsePacketRate reads it
+// (100000, 500k, 1.5M, 500kpps, 1.5Mpps), or max (0) for as fast as possible.
 type rateFlag struct{ pps float64 }
 
 func (f *rateFlag) Set(s string) error {
-	if s == "max" {
-		f.pps = 0
-		return nil
+	pps, err := queues.ParsePacketRate(s)
+	if err != nil {
+		return err
 	}
-	mult := 1.0
-	switch {
-	case strings.HasSuffix(s, "k"):
-		mult, s = 1e3, strings.TrimSuffix(s, "k")
-	case strings.HasSuffix(s, "M"):
-		mult, s = 1e6, strings.TrimSuffix(s, "M")
-	case strings.HasSuffix(s, "G"):
-		mult, s = 1e9, strings.TrimSuffix(s, "G")
-	}
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || !(v > 0) || v*mult > 1e12 {
-		return errors.New("want frames per second such as 100000 or 1.5M, or max")
-	}
-	f.pps = v * mult
+	f.pps = pps
 	return nil
 }
 
 func (f *rateFlag) String() string {
-	if f.pps == 0 {
-		return "max"
-	}
-	return strconv.FormatFloat(f.pps, 'g', -1, 64)
+	return queues.Rate{PacketsPerSec: f.pps}.String()
 }
 
 func (f *rateFlag) Type() string { return "PPS|max" }
@@ -123,7 +108,7 @@ sample for xdphash dissect, verify --pcap and run --pcap.`,
 	f.StringVar(&opts.iface, "iface", "", "interface to send out of")
 	f.StringVar(&opts.netns, "netns", "", "named network namespace of --iface (as ip netns names it)")
 	f.StringVar(&opts.profile, "profile", "simple", "built-in profile name or YAML profile file")
-	f.Var(&opts.rate, "rate", "frames per second over all threads (k, M, G suffixes), or max")
+	f.Var(&opts.rate, "rate", "frames per second over all threads, such as 100000, 500k, 1.5Mpps, or max")
 	f.Uint64Var(&opts.count, "count", 0, "frames to send")
 	f.DurationVar(&opts.duration, "duration", 0, "how long to send")
 	f.IntVar(&opts.threads, "threads", 1, "sending threads, one per CPU")

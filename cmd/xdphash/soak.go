@@ -91,7 +91,7 @@ the namespace, CAP_NET_ADMIN and CAP_BPF for the rest).`,
 	f.IntVar(&opts.cfg.Queues, "queues", opts.cfg.Queues, "receive queues of the veth pair (one AF_XDP socket and receive loop each)")
 	f.IntVar(&opts.cfg.Workers, "workers", opts.cfg.Workers, "workers (modelled CPUs)")
 	f.StringVar(&opts.cfg.Profile, "profile", opts.cfg.Profile, "traffic profile: "+strings.Join(pktgen.BuiltinNames(), ", ")+", or a YAML file")
-	f.Var(&opts.rate, "rate", "generator frames per second over all threads (k, M, G suffixes), or max")
+	f.Var(&opts.rate, "rate", "generator frames per second over all threads, such as 100000, 500k, 1.5Mpps, or max")
 	f.StringVar(&opts.cfg.Consumer, "consumer", opts.cfg.Consumer, "queueing discipline behind each worker: "+strings.Join(queues.ConsumerNames, ", "))
 	f.StringVar(&opts.out, "out", "", "directory for run.json, report.txt, report.html, checks.json (default ./xdphash-soak-<timestamp>)")
 	f.Var(newChoiceFlag(&opts.cfg.Mode, pktgen.Modes[:3]...), "mode", "generator mode: xdp, afxdp or packet (default: xdp where the kernel has live frames, else afxdp)")
