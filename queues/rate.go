@@ -73,11 +73,8 @@ func ParseRate(s string) (Rate, error) {
 // generator's rate, a replay's pace): packets per second, 0 for "max".
 func ParsePacketRate(s string) (float64, error) {
 	r, err := ParseRate(s)
-	if err != nil {
-		return 0, err
-	}
-	if r.BitsPerSec > 0 {
-		return 0, fmt.Errorf("parse rate %q: want a packet rate (100000, 500k, 1.5M, 500kpps, 1.5Mpps) or max, not a bit rate", s)
+	if err != nil || r.BitsPerSec > 0 {
+		return 0, fmt.Errorf("parse rate %q: want max or a packet rate up to %g, such as 100000, 500k, 1.5M, 500kpps, 1.5Mpps", s, float64(maxPacketsPerSec))
 	}
 	return r.PacketsPerSec, nil
 }
