@@ -63,7 +63,7 @@ Exit status: 0 when every check passed, 1 when one failed, 3 when none
 failed but one was skipped, 130 when interrupted (after writing the reports of
 the run so far), 2 for a usage or setup error. Needs root (CAP_SYS_ADMIN for
 the namespace, CAP_NET_ADMIN and CAP_BPF for the rest).`,
-		Example: `  sudo go run ./cmd/xdphash soak
+		Example: `  go build -o xdphash ./cmd/xdphash && sudo ./xdphash soak
   sudo xdphash soak --duration 10m --profile isp --consumer fq --out /tmp/soak
   sudo xdphash soak --ring-size 8 --duration 5s   # a tiny backlog: drops, counted`,
 		Args: usageArgs(cobra.NoArgs),
