@@ -200,7 +200,7 @@ frame is accounted for: received = processed + each counted drop.`,
 	f.BoolVar(&opts.consumerCfg.ECN, "ecn", false, "fq_codel: mark CE instead of dropping")
 	f.StringVar(&opts.serviceRate, "service-rate", opts.serviceRate, "how fast each worker serves its consumer: max, a bit rate such as 10Mbit, 1Gbit, or a packet rate such as 500k, 500kpps")
 	f.StringVar(&opts.out, "out", "", "write the run statistics as JSON to this file")
-	f.StringVar(&opts.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address during the run (off by default; :9100 means 127.0.0.1:9100)")
+	f.StringVar(&opts.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on host:port during the run, such as "+metrics.DefaultAddr+" (xdphash's port; without a host: every interface; 127.0.0.1:PORT: the loopback only)")
 	f.DurationVar(&opts.window, "window", opts.window, "length of each time window of the statistics")
 	f.Var(newChoiceFlag(&opts.xdpMode, source.XDPModes...), "xdp-mode", "AF_XDP: where the XDP program runs")
 	f.BoolVar(&opts.zeroCopy, "zero-copy", false, "AF_XDP: bind in zero-copy mode (native mode, driver support)")
