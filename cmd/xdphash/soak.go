@@ -188,16 +188,14 @@ func soakProgress(w io.Writer, log *slog.Logger, d time.Duration) (func(soak.Pro
 		}
 		return pps, drops
 	}
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		bar := progressbar.NewOptions64(int64(d/time.Second), progressbar.OptionSetWriter(f),
-			progressbar.OptionSetWidth(30), progressbar.OptionSetPredictTime(true), progressbar.OptionClearOnFinish())
+	if isTerminal(w) {
+		bar := newSoakBar(w, d)
 		return func(p soak.Progress) {
 				pps, drops := rate(p)
 				prev = p
-				bar.Describe(fmt.Sprintf("soak: %.2f Mpps received, %d dropped", pps/1e6, drops))
-				_ = bar.Set64(int64(min(p.Elapsed, d) / time.Second))
+				bar.update(p.Elapsed, fmt.Sprintf("%.2f Mpps received, %d dropped", pps/1e6, drops))
 			}, func() {
-				_ = bar.Finish()
+				_ = bar.bar.Finish()
 			}
 	}
 	return func(p soak.Progress) {
@@ -230,4 +228,35 @@ func writeSoakSummary(w io.Writer, r *soak.Result) error {
 		}
 	}
 	return nil
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// soakBar is the soak's progress bar over its fixed duration: the time
+// elapsed and left come from the duration, not from a rate's prediction.
+type soakBar struct {
+	bar *progressbar.ProgressBar
+	d   time.Duration
+}
+
+func newSoakBar(w io.Writer, d time.Duration) *soakBar {
+	return &soakBar{d: d, bar: progressbar.NewOptions64(int64(d/time.Second), progressbar.OptionSetWriter(w),
+		progressbar.OptionSetWidth(30), progressbar.OptionSetPredictTime(false), progressbar.OptionClearOnFinish())}
+}
+
+// update moves the bar to elapsed with the line's what.
+func (b *soakBar) update(elapsed time.Duration, what string) {
+	elapsed = min(elapsed, b.d)
+	_ = b.bar.Set64(int64(elapsed / time.Second))
+	b.bar.Describe("soak: " + soakTimes(elapsed, b.d) + ": " + what)
+}
+
+// soakTimes is "15s of 1m0s, 45s left": elapsed of the fixed duration d.
+func soakTimes(elapsed, d time.Duration) string {
+	elapsed = min(elapsed, d).Truncate(time.Second)
+	return fmt.Sprintf("%s of %s, %s left", elapsed, d, (d - elapsed).Round(time.Second))
 }
