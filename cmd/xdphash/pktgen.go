@@ -159,7 +159,21 @@ func runPktgen(cmd *cobra.Command, log *slog.Logger, opts *pktgenOptions) error 
 	log.Debug("built schedule", "profile", prof.Name, "frames", sched.Len(), "distinct", sched.Distinct(), "dst", dst.String(), "took", time.Since(built))
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// A line per second on a terminal; elsewhere only the report at the end.
+	endLines := func() {}
+	if w := cmd.ErrOrStderr(); isTerminal(w) {
+		stopLines := make(chan struct{})
+		linesDone := make(chan struct{})
+		ticker := time.NewTicker(time.Second)
+		read := func() (uint64, error) { n, _, err := pktgen.LinkTx(cfg); return n, err }
+		go func() {
+			defer close(linesDone)
+			pktgenProgress(w, opts.iface, read, time.Now(), ticker.C, stopLines)
+		}()
+		endLines = func() { ticker.Stop(); close(stopLines); <-linesDone }
+	}
 	rep, err := pktgen.Run(ctx, sched, cfg)
+	endLines()
 	if err != nil {
 		return err
 	}
