@@ -52,4 +52,3 @@ func TestPktgenProgress(t *testing.T) {
 		t.Errorf("lines after stop without a tick: %q", out.String())
 	}
 }
-
