@@ -151,6 +151,16 @@ func WriteShapes(w io.Writer, s Shapes) error {
 	return ew.err
 }
 
+// autoHashReason says, once, why --hash auto computed own of the hashes: it
+// takes the device's hash only where it covers the ports (an L4 hash, which
+// skb_get_hash returns without dissecting).
+func autoHashReason(device, own uint64) string {
+	if device == 0 {
+		return "hash auto: no frame came with a device hash over the ports (L4), the only kind auto takes as skb_get_hash does, so every hash was computed here"
+	}
+	return fmt.Sprintf("hash auto: %d frames came without a device hash over the ports (L4), the only kind auto takes as skb_get_hash does, and were hashed here", own)
+}
+
 // WriteDeviceSummary writes the frames per hash source and the device-hash
 // check, when the run had either.
 func WriteDeviceSummary(w io.Writer, st *runstats.RunStats) error {
@@ -158,6 +168,9 @@ func WriteDeviceSummary(w io.Writer, st *runstats.RunStats) error {
 	s := st.HashSources
 	if s.Device+s.None > 0 || st.Config.Hash == "auto" || st.Config.Hash == "device" {
 		ew.printf("hash sources: device %d, kernel %d, toeplitz %d, none %d\n", s.Device, s.Kernel, s.Toeplitz, s.None)
+	}
+	if own := s.Kernel + s.Toeplitz; st.Config.Hash == "auto" && own > 0 {
+		ew.printf("%s\n", autoHashReason(s.Device, own))
 	}
 	if p := st.Config.XDPProgram; p != "" {
 		ew.printf("xdp program: %s\n", p)

@@ -231,3 +231,29 @@ func TestSummariesReportWriteErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteDeviceSummaryAutoReason: --hash auto that hashed frames itself
+// says why, once.
+func TestWriteDeviceSummaryAutoReason(t *testing.T) {
+	st := &runstats.RunStats{Config: runstats.RunConfig{Hash: "auto"}, HashSources: runstats.HashSources{Kernel: 8874524}}
+	var b bytes.Buffer
+	if err := WriteDeviceSummary(&b, st); err != nil {
+		t.Fatal(err)
+	}
+	text := b.String()
+	if !strings.Contains(text, "hash sources: device 0, kernel 8874524") || strings.Count(text, "no frame came with a device hash over the ports (L4)") != 1 {
+		t.Errorf("no reason, or not once, why the device hash was not used:\n%s", text)
+	}
+	st.HashSources.Device = 100
+	b.Reset()
+	_ = WriteDeviceSummary(&b, st)
+	if !strings.Contains(b.String(), "hash auto: 8874524 frames came without a device hash over the ports (L4)") {
+		t.Errorf("a partly device-hashed run:\n%s", b.String())
+	}
+	st.Config.Hash, st.HashSources = "kernel", runstats.HashSources{Kernel: 5}
+	b.Reset()
+	_ = WriteDeviceSummary(&b, st)
+	if strings.Contains(b.String(), "hash auto") {
+		t.Errorf("--hash kernel explains auto:\n%s", b.String())
+	}
+}
