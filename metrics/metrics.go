@@ -140,7 +140,11 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		gauge(backlog, float64(w.Consumer.Backlog), label)
 		counter(ceMarks, w.Consumer.CEMarks, label)
 		wBytes = append(wBytes, w.Bytes)
-		gauge(jain, w.Consumer.Flows.Jain, "flows_worker_"+label)
+		// Jain's index over no flows is undefined, not 0 ("perfectly
+		// unfair"): a consumer that counts none (fifo) has no series.
+		if w.Consumer.Flows.Active > 0 {
+			gauge(jain, w.Consumer.Flows.Jain, "flows_worker_"+label)
+		}
 	}
 	gauge(jain, fairness.Jain(qBytes), "queues")
 	gauge(jain, fairness.Jain(wBytes), "workers")

@@ -32,7 +32,7 @@ func sampleStats() *runstats.RunStats {
 		Workers: []runstats.WorkerReport{
 			{Worker: 0, Packets: 20, Bytes: 2000, Consumer: runstats.ConsumerReport{
 				ConsumerStats: runstats.ConsumerStats{Dequeued: 18, Backlog: 2, CEMarks: 1},
-				Flows:         runstats.FlowReport{Jain: 0.5},
+				Flows:         runstats.FlowReport{Active: 4, Jain: 0.5},
 			}},
 			{Worker: 1, Packets: 20, Bytes: 2000},
 		},
@@ -141,6 +141,10 @@ func TestServe(t *testing.T) {
 		if _, ok := families[name]; !ok {
 			t.Errorf("no %s", name)
 		}
+	}
+	// Worker 1's consumer counted no flows: no flows series, rather than 0.
+	if _, ok := value("xdphash_fairness_jain", "scope=flows_worker_1"); ok {
+		t.Error("xdphash_fairness_jain{scope=flows_worker_1} for a consumer that counted no flows")
 	}
 	for name, f := range families {
 		if strings.HasSuffix(name, "_total") != (f.GetType().String() == "COUNTER") {

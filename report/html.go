@@ -105,12 +105,12 @@ figure { margin: 1em 0; } figcaption { font-weight: bold; }
 <table><tr><th>verdict</th><th>check</th><th>detail</th></tr>
 {{range .P.Checks}}<tr><td class="{{.Verdict}}">{{.Verdict}}</td><td class="l">{{.Name}}</td><td class="pre">{{.Detail}}</td></tr>
 {{end}}</table>{{end}}
-<p>{{.M.Flows}} flows; received {{.M.Received}}, processed {{.M.Processed}}, dropped {{sumDrops .M.Drops false}} after receive{{if not .M.Balanced}} (accounting does not balance){{end}}; {{sumDrops .M.Drops true}} dropped by the kernel before it.</p>
+<p>{{if .M.Flows}}{{.M.Flows}} flows{{else}}flows n/a (the consumer counts none){{end}}; received {{.M.Received}}, processed {{.M.Processed}}, dropped {{sumDrops .M.Drops false}} after receive{{if not .M.Balanced}} (accounting does not balance){{end}}; {{sumDrops .M.Drops true}} dropped by the kernel before it.</p>
 <h2>Receive queues</h2>
 {{template "spread" .M.Queues}}
 <h2>Workers</h2>
 {{template "spread" .M.Workers}}
-<p>Flows per worker: Jain {{f4 .M.WorkerFlows.Jain}} (expected {{f4 .M.WorkerFlows.ExpectedJain}}), max/mean {{f3 .M.WorkerFlows.MaxMean}} (expected {{f3 .M.WorkerFlows.ExpectedMaxMean}}).</p>
+{{if .M.Flows}}<p>Flows per worker: Jain {{f4 .M.WorkerFlows.Jain}} (expected {{f4 .M.WorkerFlows.ExpectedJain}}), max/mean {{f3 .M.WorkerFlows.MaxMean}} (expected {{f3 .M.WorkerFlows.ExpectedMaxMean}}).</p>{{end}}
 {{range .M.Notes}}<p class="verdict">Note: {{.}}</p>
 {{end}}
 {{if .M.Steering}}{{template "steering" .M.Steering}}{{end}}
@@ -144,6 +144,6 @@ figure { margin: 1em 0; } figcaption { font-weight: bold; }
 {{end}}{{end}}</table>{{end}}
 </body>
 </html>
-{{define "spread"}}<p>Jain {{f4 .Jain}} (expected {{f4 .ExpectedJain}} for {{.Flows}} flows), max/mean {{f3 .MaxMean}} (expected {{f3 .ExpectedMaxMean}}).</p>
+{{define "spread"}}{{if .Flows}}<p>Jain {{f4 .Jain}} (expected {{f4 .ExpectedJain}} for {{.Flows}} flows), max/mean {{f3 .MaxMean}} (expected {{f3 .ExpectedMaxMean}}).</p>{{else}}<p>Jain {{f4 .Jain}} (expected n/a: no flows counted), max/mean {{f3 .MaxMean}} (expected n/a).</p>{{end}}
 <p class="verdict">{{.Verdict}}</p>{{end}}
 `))
