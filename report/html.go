@@ -71,6 +71,7 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"sumDrops": sumDrops,
 	"drops":    dropList,
 	"hostPort": hostPort,
+	"proto":    protoName,
 	"at": func(x []uint64, i int) uint64 {
 		if i < len(x) {
 			return x[i]
@@ -135,7 +136,7 @@ figure { margin: 1em 0; } figcaption { font-weight: bold; }
 
 {{range .M.Consumers}}{{if .Top}}<h2>Top flows of worker {{.Worker}}</h2>
 <table><tr><th>bytes</th><th>± bytes</th><th>packets</th><th>proto</th><th>source</th><th>destination</th><th>hash</th></tr>
-{{range .Top}}<tr><td>{{.Bytes}}</td><td>{{.ErrorBytes}}</td><td>{{.Packets}}</td><td>{{.Proto}}</td><td class="l">{{hostPort .Src .SPort}}</td><td class="l">{{hostPort .Dst .DPort}}</td><td>{{printf "%08x" .Hash}}</td></tr>
+{{range .Top}}<tr><td>{{.Bytes}}</td><td>{{.ErrorBytes}}</td><td>{{.Packets}}</td><td>{{proto .Proto}}</td><td class="l">{{hostPort .Src .SPort}}</td><td class="l">{{hostPort .Dst .DPort}}</td><td>{{printf "%08x" .Hash}}</td></tr>
 {{end}}</table>
 <p class="note">± bytes: how much the heavy-hitter sketch (SpaceSaving) may overstate a flow's bytes; a flow's true bytes lie between bytes − (± bytes) and bytes.</p>{{end}}{{end}}
 {{if sum .M.Drops}}<h2>Drops</h2>

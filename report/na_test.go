@@ -39,3 +39,32 @@ func TestNoFlowCountsNotZero(t *testing.T) {
 		}
 	}
 }
+
+// TestTopFlowsProtocolNames: the top flows name their protocol (TCP, UDP),
+// not its number.
+func TestTopFlowsProtocolNames(t *testing.T) {
+	st := summaryRun()
+	st.Workers[0].Consumer.Flows = runstats.FlowReport{Active: 2, Top: []runstats.TopFlow{
+		{Hash: 1, Src: "198.18.0.1", Dst: "198.18.0.2", SPort: 1024, DPort: 443, Proto: 6, Packets: 10, Bytes: 1000},
+		{Hash: 2, Src: "198.18.0.3", Dst: "198.18.0.4", SPort: 1025, DPort: 53, Proto: 17, Packets: 5, Bytes: 500},
+		{Hash: 3, Src: "198.18.0.5", Dst: "198.18.0.6", Proto: 254, Packets: 1, Bytes: 100},
+	}}
+	m := Compute(st)
+	var text, html bytes.Buffer
+	if err := m.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.WriteHTML(&html); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{" TCP ", " UDP ", " 254 "} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text report lacks %q:\n%s", want, text.String())
+		}
+	}
+	for _, want := range []string{"<td>TCP</td>", "<td>UDP</td>", "<td>254</td>"} {
+		if !strings.Contains(html.String(), want) {
+			t.Errorf("HTML report lacks %q", want)
+		}
+	}
+}

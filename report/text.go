@@ -86,7 +86,7 @@ func (m *Measures) WriteText(w io.Writer) error {
 			if c.Bytes > 0 {
 				share = float64(f.Bytes) / float64(c.Bytes)
 			}
-			fmt.Fprintf(tw, "%d\t%.2f%%\t%d\t%d\t%d\t%s\t%s\t%08x\t\n", f.Bytes, 100*share, f.ErrorBytes, f.Packets, f.Proto,
+			fmt.Fprintf(tw, "%d\t%.2f%%\t%d\t%d\t%s\t%s\t%s\t%08x\t\n", f.Bytes, 100*share, f.ErrorBytes, f.Packets, protoName(f.Proto),
 				hostPort(f.Src, f.SPort), hostPort(f.Dst, f.DPort), f.Hash)
 		}
 		ew.flush(tw)
