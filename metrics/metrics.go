@@ -7,10 +7,12 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/xdphash/xdphash/dissect"
@@ -43,9 +45,11 @@ var (
 	served        = prometheus.NewDesc("xdphash_consumer_served_total", "Records the worker's consumer served.", []string{"worker"}, nil)
 	backlog       = prometheus.NewDesc("xdphash_consumer_backlog", "Records the worker's consumer holds.", []string{"worker"}, nil)
 	ceMarks       = prometheus.NewDesc("xdphash_consumer_ce_marks_total", "Packets the worker's consumer marked CE.", []string{"worker"}, nil)
-	drops         = prometheus.NewDesc("xdphash_drops_total", "Packets dropped, by stage (kernel, ring, worker, consumer) and reason.", []string{"stage", "reason"}, nil)
-	dissected     = prometheus.NewDesc("xdphash_dissect_total", "Frames dissected, by fast-path shape and the path that dissected them.", []string{"shape", "path"}, nil)
-	jain          = prometheus.NewDesc("xdphash_fairness_jain", "Jain's fairness index of the load over the scope (1 is even).", []string{"scope"}, nil)
+	// The kernel's drops are per receive queue of an interface; the
+	// engine's stages (ring, worker, consumer) have "" for both.
+	drops     = prometheus.NewDesc("xdphash_drops_total", "Packets dropped, by stage (kernel, ring, worker, consumer) and reason; the kernel's by interface and receive queue.", []string{"stage", "reason", "interface", "queue"}, nil)
+	dissected = prometheus.NewDesc("xdphash_dissect_total", "Frames dissected, by fast-path shape and the path that dissected them.", []string{"shape", "path"}, nil)
+	jain      = prometheus.NewDesc("xdphash_fairness_jain", "Jain's fairness index of the load over the scope (1 is even).", []string{"scope"}, nil)
 )
 
 // Collector is a prometheus.Collector over run statistics snapshots. A
@@ -136,16 +140,24 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		gauge(backlog, float64(w.Consumer.Backlog), label)
 		counter(ceMarks, w.Consumer.CEMarks, label)
 		wBytes = append(wBytes, w.Bytes)
-		gauge(jain, w.Consumer.Flows.Jain, "flows_worker_"+label)
+		// Jain's index over no flows is undefined, not 0 ("perfectly
+		// unfair"): a consumer that counts none (fifo) has no series.
+		if w.Consumer.Flows.Active > 0 {
+			gauge(jain, w.Consumer.Flows.Jain, "flows_worker_"+label)
+		}
 	}
 	gauge(jain, fairness.Jain(qBytes), "queues")
 	gauge(jain, fairness.Jain(wBytes), "workers")
 	for key, n := range st.Accounting.Dropped {
 		stage, reason := key.Split()
-		counter(drops, n, stage, reason)
+		counter(drops, n, stage, reason, "", "")
 	}
-	for reason, n := range st.Accounting.KernelDrops {
-		counter(drops, n, "kernel", reason)
+	iface := sourceInterface(st.Config.Source)
+	for _, q := range st.Queues {
+		label := strconv.Itoa(q.Queue)
+		counter(drops, q.Stats.RxDropped, "kernel", "rx_dropped", iface, label)
+		counter(drops, q.Stats.RxInvalidDescs, "kernel", "rx_invalid_descs", iface, label)
+		counter(drops, q.Stats.RxRingFull, "kernel", "rx_ring_full", iface, label)
 	}
 	for s := range dissect.NumShapes {
 		sc := st.Shapes.Shape[s]
@@ -156,25 +168,40 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	collectDevice(st, counter)
 }
 
-// Serve serves the metrics of snapshot on http://addr/metrics until ctx is
-// done, and returns the address it listens on (with the port chosen when
-// addr's is 0). An address without a host means the loopback interface:
-// ":9100" listens on 127.0.0.1:9100; give "0.0.0.0:9100" to listen on all.
+// sourceInterface is the interface of a run's source ("afxdp:IFACE"), ""
+// for a capture or synthetic traffic.
+func sourceInterface(source string) string {
+	if iface, ok := strings.CutPrefix(source, "afxdp:"); ok {
+		return iface
+	}
+	return ""
+}
+
+// DefaultAddr is the address the help and the docs give --metrics-addr:
+// every interface, as exporters listen, on xdphash's port, outside the
+// exporters' range 9100-9999 (all of it allocated, 9100 to node_exporter,
+// which runs on most hosts xdphash would) and outside Linux's ephemeral
+// ports (32768-60999), so that no exporter and no outgoing connection holds it.
+const DefaultAddr = ":19100"
+
+// Serve serves the metrics of snapshot on http://addr/metrics, with an index
+// page on /, until ctx is done, and returns the address it listens on (with
+// the port chosen when addr's is 0). An address without a host listens on
+// every interface, as Go's net.Listen does: ":19100" is 0.0.0.0:19100 and
+// [::]:19100; give "127.0.0.1:19100" for the loopback only.
 func Serve(ctx context.Context, addr string, snapshot func() *runstats.RunStats) (string, error) {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
+	if _, _, err := net.SplitHostPort(addr); err != nil {
 		return "", fmt.Errorf("serve metrics: %w %q: %w (hint: give host:port or :port)", ErrAddress, addr, err)
 	}
-	if host == "" {
-		host = "127.0.0.1"
-	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(host, port))
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return "", fmt.Errorf("serve metrics: listen on %s: %w", net.JoinHostPort(host, port), err)
+		return "", fmt.Errorf("serve metrics: listen on %s: %w", addr, err)
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(NewCollector(snapshot))
+	reg.MustRegister(NewCollector(snapshot), newBuildInfo(),
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", serveIndex)
 	// Scrapers beyond MaxScrapesInFlight get 503 at once, and no request
 	// or connection holds the server longer than the timeouts: a storm of
 	// scrapers takes a bounded share of the machine from the run.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -22,20 +23,21 @@ import (
 func sampleStats() *runstats.RunStats {
 	st := &runstats.RunStats{
 		SchemaVersion: runstats.SchemaVersion,
+		Config:        runstats.RunConfig{Source: "afxdp:veth0"},
 		Queues: []runstats.QueueReport{
-			{Queue: 0, Stats: runstats.QueueStats{Frames: 30, Bytes: 3000}},
-			{Queue: 1, Stats: runstats.QueueStats{Frames: 10, Bytes: 1000}},
+			{Queue: 0, Stats: runstats.QueueStats{Frames: 30, Bytes: 3000, RxRingFull: 7}},
+			{Queue: 1, Stats: runstats.QueueStats{Frames: 10, Bytes: 1000, RxDropped: 5}},
 		},
 		Workers: []runstats.WorkerReport{
 			{Worker: 0, Packets: 20, Bytes: 2000, Consumer: runstats.ConsumerReport{
 				ConsumerStats: runstats.ConsumerStats{Dequeued: 18, Backlog: 2, CEMarks: 1},
-				Flows:         runstats.FlowReport{Jain: 0.5},
+				Flows:         runstats.FlowReport{Active: 4, Jain: 0.5},
 			}},
 			{Worker: 1, Packets: 20, Bytes: 2000},
 		},
 		Accounting: runstats.Accounting{
 			Dropped:     map[runstats.DropReason]uint64{runstats.DropCodel: 4, runstats.DropRingFull: 2},
-			KernelDrops: map[string]uint64{"rx_ring_full": 7},
+			KernelDrops: map[string]uint64{"rx_ring_full": 7, "rx_dropped": 5},
 		},
 	}
 	st.Shapes.Shape[dissect.ShapeVLAN].Fast = 11
@@ -52,8 +54,9 @@ func TestServe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(addr, "127.0.0.1:") {
-		t.Errorf("an address without a host listens on %s, want the loopback", addr)
+	// Go's convention: no host is every interface.
+	if host, _, _ := net.SplitHostPort(addr); host != "::" && host != "0.0.0.0" {
+		t.Errorf("an address without a host listens on %s, want every interface", addr)
 	}
 	resp, err := http.Get("http://" + addr + "/metrics")
 	if err != nil {
@@ -81,9 +84,12 @@ func TestServe(t *testing.T) {
 		{"xdphash_consumer_served_total", "worker=0", 18},
 		{"xdphash_consumer_backlog", "worker=0", 2},
 		{"xdphash_consumer_ce_marks_total", "worker=0", 1},
-		{"xdphash_drops_total", "reason=codel,stage=consumer", 4},
-		{"xdphash_drops_total", "reason=full,stage=ring", 2},
-		{"xdphash_drops_total", "reason=rx_ring_full,stage=kernel", 7},
+		{"xdphash_drops_total", "interface=,queue=,reason=codel,stage=consumer", 4},
+		{"xdphash_drops_total", "interface=,queue=,reason=full,stage=ring", 2},
+		// The kernel's drops by interface and queue.
+		{"xdphash_drops_total", "interface=veth0,queue=0,reason=rx_ring_full,stage=kernel", 7},
+		{"xdphash_drops_total", "interface=veth0,queue=1,reason=rx_ring_full,stage=kernel", 0},
+		{"xdphash_drops_total", "interface=veth0,queue=1,reason=rx_dropped,stage=kernel", 5},
 		{"xdphash_dissect_total", "path=fast,shape=vlan", 11},
 		{"xdphash_dissect_total", "path=slow,shape=other", 3},
 		// Bytes 3000 and 1000: 4000² / (2·(3000² + 1000²)) = 0.8.
@@ -116,10 +122,49 @@ func TestServe(t *testing.T) {
 			t.Errorf("%s{%s} = %v (found %v), want %v", tt.name, tt.labels, got, ok, tt.want)
 		}
 	}
+	// The exporter conventions: build info, the Go runtime's and the
+	// process's collectors.
+	bi := families["xdphash_build_info"]
+	if m := bi.GetMetric(); len(m) != 1 || m[0].GetGauge().GetValue() != 1 {
+		t.Errorf("xdphash_build_info: %v", bi)
+	} else {
+		var names []string
+		for _, l := range m[0].GetLabel() {
+			names = append(names, l.GetName())
+		}
+		if strings.Join(names, ",") != "goversion,revision,version" {
+			t.Errorf("xdphash_build_info labels %v, want goversion, revision, version", names)
+		}
+	}
+	for _, name := range []string{"go_goroutines", "go_memstats_heap_inuse_bytes", "process_cpu_seconds_total", "process_resident_memory_bytes", "process_start_time_seconds"} {
+		if _, ok := families[name]; !ok {
+			t.Errorf("no %s", name)
+		}
+	}
+	// Worker 1's consumer counted no flows: no flows series, rather than 0.
+	if _, ok := value("xdphash_fairness_jain", "scope=flows_worker_1"); ok {
+		t.Error("xdphash_fairness_jain{scope=flows_worker_1} for a consumer that counted no flows")
+	}
 	for name, f := range families {
 		if strings.HasSuffix(name, "_total") != (f.GetType().String() == "COUNTER") {
 			t.Errorf("%s is a %v", name, f.GetType())
 		}
+	}
+
+	// The index page links /metrics; other paths are not found.
+	index, err := http.Get("http://" + addr + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(index.Body)
+	index.Body.Close()
+	if index.StatusCode != http.StatusOK || !strings.Contains(string(page), `<a href="/metrics">`) || !strings.HasPrefix(index.Header.Get("Content-Type"), "text/html") {
+		t.Errorf("GET /: status %d, %s: %s", index.StatusCode, index.Header.Get("Content-Type"), page)
+	}
+	if nf, err := http.Get("http://" + addr + "/nosuch"); err != nil || nf.StatusCode != http.StatusNotFound {
+		t.Errorf("GET /nosuch: %v %v, want 404", nf, err)
+	} else {
+		nf.Body.Close()
 	}
 
 	cancel()

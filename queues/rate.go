@@ -14,21 +14,32 @@ type Rate struct {
 	PacketsPerSec float64 // when > 0 (and BitsPerSec is 0), the rate counts packets
 }
 
-// rateUnits are the suffixes ParseRate takes, with their multipliers, as tc
-// writes bit rates (SI prefixes, case-insensitive) and as packet generators
-// write packet rates.
+// rateUnits are the units ParseRate takes, as tc writes bit rates (SI
+// prefixes, case-insensitive) and as packet generators write packet rates: a
+// number with no unit, or with only a prefix ("1.5M"), counts packets.
 var rateUnits = []struct {
 	suffix string
 	mult   float64
 	pps    bool
 }{
 	{"tbit", 1e12, false}, {"gbit", 1e9, false}, {"mbit", 1e6, false}, {"kbit", 1e3, false}, {"bit", 1, false},
-	{"mpps", 1e6, true}, {"kpps", 1e3, true}, {"pps", 1, true},
+	{"gpps", 1e9, true}, {"mpps", 1e6, true}, {"kpps", 1e3, true}, {"pps", 1, true},
+	{"g", 1e9, true}, {"m", 1e6, true}, {"k", 1e3, true}, {"", 1, true},
 }
 
+// Largest rates ParseRate takes: far above any link, small enough that a
+// period of one packet or one bit is still a positive duration in ns
+// arithmetic.
+const (
+	maxPacketsPerSec = 1e12
+	maxBitsPerSec    = 1e15
+)
+
 // ParseRate reads "max" (or "") or a positive number with a unit: bit, kbit,
-// Mbit, Gbit, Tbit (powers of 1000, as tc reads them) or pps, kpps, Mpps.
-// Units are case-insensitive: "10Mbit", "1gbit", "500kpps".
+// Mbit, Gbit, Tbit (powers of 1000, as tc reads them); pps, kpps, Mpps, Gpps;
+// or no unit at all, or only the prefix k, M or G: packets per second as
+// packet generators write them. Units are case-insensitive: "10Mbit",
+// "1gbit", "500kpps", "500k", "1.5M" and "100000" are all rates.
 func ParseRate(s string) (Rate, error) {
 	t := strings.ToLower(strings.TrimSpace(s))
 	if t == "" || t == "max" {
@@ -39,19 +50,33 @@ func ParseRate(s string) (Rate, error) {
 		if !ok {
 			continue
 		}
-		v, err := strconv.ParseFloat(num, 64)
-		if err != nil || v <= 0 || math.IsInf(v, 0) || math.IsNaN(v) {
-			return Rate{}, fmt.Errorf("parse rate %q: want a positive number before %q", s, u.suffix)
+		v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+		if err != nil || !(v > 0) || math.IsInf(v, 0) {
+			break
 		}
-		if math.IsInf(v*u.mult, 0) {
-			return Rate{}, fmt.Errorf("parse rate %q: too large", s)
-		}
+		v *= u.mult
 		if u.pps {
-			return Rate{PacketsPerSec: v * u.mult}, nil
+			if !(v <= maxPacketsPerSec) {
+				return Rate{}, fmt.Errorf("parse rate %q: more than %g packets per second", s, float64(maxPacketsPerSec))
+			}
+			return Rate{PacketsPerSec: v}, nil
 		}
-		return Rate{BitsPerSec: v * u.mult}, nil
+		if !(v <= maxBitsPerSec) {
+			return Rate{}, fmt.Errorf("parse rate %q: more than %g bits per second", s, float64(maxBitsPerSec))
+		}
+		return Rate{BitsPerSec: v}, nil
 	}
-	return Rate{}, fmt.Errorf("parse rate %q: want max or a number with a unit (bit, kbit, Mbit, Gbit, pps, kpps, Mpps), e.g. 10Mbit or 500kpps", s)
+	return Rate{}, fmt.Errorf("parse rate %q: want max, a packet rate (100000, 500k, 1.5M, 500kpps, 1.5Mpps) or a bit rate (10Mbit, 1Gbit)", s)
+}
+
+// ParsePacketRate is ParseRate for what only a packet rate makes sense for (a
+// generator's rate, a replay's pace): packets per second, 0 for "max".
+func ParsePacketRate(s string) (float64, error) {
+	r, err := ParseRate(s)
+	if err != nil || r.BitsPerSec > 0 {
+		return 0, fmt.Errorf("parse rate %q: want max or a packet rate up to %g, such as 100000, 500k, 1.5M, 500kpps, 1.5Mpps", s, float64(maxPacketsPerSec))
+	}
+	return r.PacketsPerSec, nil
 }
 
 // IsMax reports whether r is "as fast as possible".
@@ -73,9 +98,6 @@ func formatRate(v float64, unit string) string {
 		p string
 		m float64
 	}{{"G", 1e9}, {"M", 1e6}, {"k", 1e3}}
-	if unit == "pps" {
-		prefixes = prefixes[1:] // no Gpps
-	}
 	for _, p := range prefixes {
 		if v < p.m || math.Mod(v, p.m/1000) != 0 {
 			continue

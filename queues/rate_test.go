@@ -22,7 +22,21 @@ func TestParseRate(t *testing.T) {
 		{in: "500kpps", want: Rate{PacketsPerSec: 5e5}, str: "500kpps"},
 		{in: "1Mpps", want: Rate{PacketsPerSec: 1e6}, str: "1Mpps"},
 		{in: "1500pps", want: Rate{PacketsPerSec: 1500}, str: "1.5kpps"},
-		{in: "10", wantErr: true},
+		// Packet rates as packet generators write them: no unit, or only
+		// the prefix.
+		{in: "100000", want: Rate{PacketsPerSec: 1e5}, str: "100kpps"},
+		{in: "10", want: Rate{PacketsPerSec: 10}, str: "10pps"},
+		{in: "500k", want: Rate{PacketsPerSec: 5e5}, str: "500kpps"},
+		{in: "1.5M", want: Rate{PacketsPerSec: 1.5e6}, str: "1.5Mpps"},
+		{in: "1.5Mpps", want: Rate{PacketsPerSec: 1.5e6}, str: "1.5Mpps"},
+		{in: "2G", want: Rate{PacketsPerSec: 2e9}, str: "2Gpps"},
+		{in: " 7 pps ", want: Rate{PacketsPerSec: 7}, str: "7pps"},
+		{in: "2e12", wantErr: true},
+		{in: "1e16bit", wantErr: true},
+		{in: "0", wantErr: true},
+		{in: "k", wantErr: true},
+		{in: "NaN", wantErr: true},
+		{in: "Inf", wantErr: true},
 		{in: "0Mbit", wantErr: true},
 		{in: "-1pps", wantErr: true},
 		{in: "fastMbit", wantErr: true},
@@ -36,6 +50,19 @@ func TestParseRate(t *testing.T) {
 		}
 		if err == nil && got.String() != tt.str {
 			t.Errorf("ParseRate(%q).String() = %q, want %q", tt.in, got.String(), tt.str)
+		}
+	}
+}
+
+func TestParsePacketRate(t *testing.T) {
+	for in, want := range map[string]float64{"max": 0, "100000": 1e5, "1.5M": 1.5e6, "500k": 5e5, "500kpps": 5e5, "1.5Mpps": 1.5e6} {
+		if got, err := ParsePacketRate(in); err != nil || got != want {
+			t.Errorf("ParsePacketRate(%q) = %g, %v; want %g", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"10Mbit", "fast", "-5k"} {
+		if got, err := ParsePacketRate(in); err == nil {
+			t.Errorf("ParsePacketRate(%q) = %g, want an error", in, got)
 		}
 	}
 }
@@ -80,7 +107,7 @@ func TestTokenBucket(t *testing.T) {
 // FuzzParseRate: a rate either fails with an error or is finite and reads
 // back from its String as itself.
 func FuzzParseRate(f *testing.F) {
-	for _, s := range []string{"max", "10Mbit", "1gbit", "500kpps", "1e-6pps", "0.5bit", "1e308Gbit", "-1pps", "NaNbit", " 7 pps "} {
+	for _, s := range []string{"max", "10Mbit", "1gbit", "500kpps", "1e-6pps", "0.5bit", "1e308Gbit", "-1pps", "NaNbit", " 7 pps ", "100000", "1.5M", "500k", "1e12", "2G"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

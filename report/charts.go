@@ -157,7 +157,11 @@ func imbalanceChart(m *Measures) (chart, error) {
 	eb.Color, eb.Offset, eb.LineStyle.Width = idealColor, w/2, 0
 	p.Add(mb, eb)
 	p.Legend.Add("measured", mb)
-	p.Legend.Add(fmt.Sprintf("expected from hashing %d equal flows", m.Flows), eb)
+	if m.Flows > 0 {
+		p.Legend.Add(fmt.Sprintf("expected from hashing %d equal flows", m.Flows), eb)
+	} else {
+		p.Legend.Add("expected: n/a, no flows counted", eb)
+	}
 	p.NominalX(names...)
 	fitBars(p, len(names), max(slices.Max(measured), slices.Max(expected)))
 	ch.SVG, err = svg(p)

@@ -71,6 +71,7 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"sumDrops": sumDrops,
 	"drops":    dropList,
 	"hostPort": hostPort,
+	"proto":    protoName,
 	"at": func(x []uint64, i int) uint64 {
 		if i < len(x) {
 			return x[i]
@@ -105,12 +106,12 @@ figure { margin: 1em 0; } figcaption { font-weight: bold; }
 <table><tr><th>verdict</th><th>check</th><th>detail</th></tr>
 {{range .P.Checks}}<tr><td class="{{.Verdict}}">{{.Verdict}}</td><td class="l">{{.Name}}</td><td class="pre">{{.Detail}}</td></tr>
 {{end}}</table>{{end}}
-<p>{{.M.Flows}} flows; received {{.M.Received}}, processed {{.M.Processed}}, dropped {{sumDrops .M.Drops false}} after receive{{if not .M.Balanced}} (accounting does not balance){{end}}; {{sumDrops .M.Drops true}} dropped by the kernel before it.</p>
+<p>{{if .M.Flows}}{{.M.Flows}} flows{{else}}flows n/a (the consumer counts none){{end}}; received {{.M.Received}}, processed {{.M.Processed}}, dropped {{sumDrops .M.Drops false}} after receive{{if not .M.Balanced}} (accounting does not balance){{end}}; {{sumDrops .M.Drops true}} dropped by the kernel before it.</p>
 <h2>Receive queues</h2>
 {{template "spread" .M.Queues}}
 <h2>Workers</h2>
 {{template "spread" .M.Workers}}
-<p>Flows per worker: Jain {{f4 .M.WorkerFlows.Jain}} (expected {{f4 .M.WorkerFlows.ExpectedJain}}), max/mean {{f3 .M.WorkerFlows.MaxMean}} (expected {{f3 .M.WorkerFlows.ExpectedMaxMean}}).</p>
+{{if .M.Flows}}<p>Flows per worker: Jain {{f4 .M.WorkerFlows.Jain}} (expected {{f4 .M.WorkerFlows.ExpectedJain}}), max/mean {{f3 .M.WorkerFlows.MaxMean}} (expected {{f3 .M.WorkerFlows.ExpectedMaxMean}}).</p>{{end}}
 {{range .M.Notes}}<p class="verdict">Note: {{.}}</p>
 {{end}}
 {{if .M.Steering}}{{template "steering" .M.Steering}}{{end}}
@@ -135,7 +136,7 @@ figure { margin: 1em 0; } figcaption { font-weight: bold; }
 
 {{range .M.Consumers}}{{if .Top}}<h2>Top flows of worker {{.Worker}}</h2>
 <table><tr><th>bytes</th><th>± bytes</th><th>packets</th><th>proto</th><th>source</th><th>destination</th><th>hash</th></tr>
-{{range .Top}}<tr><td>{{.Bytes}}</td><td>{{.ErrorBytes}}</td><td>{{.Packets}}</td><td>{{.Proto}}</td><td class="l">{{hostPort .Src .SPort}}</td><td class="l">{{hostPort .Dst .DPort}}</td><td>{{printf "%08x" .Hash}}</td></tr>
+{{range .Top}}<tr><td>{{.Bytes}}</td><td>{{.ErrorBytes}}</td><td>{{.Packets}}</td><td>{{proto .Proto}}</td><td class="l">{{hostPort .Src .SPort}}</td><td class="l">{{hostPort .Dst .DPort}}</td><td>{{printf "%08x" .Hash}}</td></tr>
 {{end}}</table>
 <p class="note">± bytes: how much the heavy-hitter sketch (SpaceSaving) may overstate a flow's bytes; a flow's true bytes lie between bytes − (± bytes) and bytes.</p>{{end}}{{end}}
 {{if sum .M.Drops}}<h2>Drops</h2>
@@ -144,6 +145,6 @@ figure { margin: 1em 0; } figcaption { font-weight: bold; }
 {{end}}{{end}}</table>{{end}}
 </body>
 </html>
-{{define "spread"}}<p>Jain {{f4 .Jain}} (expected {{f4 .ExpectedJain}} for {{.Flows}} flows), max/mean {{f3 .MaxMean}} (expected {{f3 .ExpectedMaxMean}}).</p>
+{{define "spread"}}{{if .Flows}}<p>Jain {{f4 .Jain}} (expected {{f4 .ExpectedJain}} for {{.Flows}} flows), max/mean {{f3 .MaxMean}} (expected {{f3 .ExpectedMaxMean}}).</p>{{else}}<p>Jain {{f4 .Jain}} (expected n/a: no flows counted), max/mean {{f3 .MaxMean}} (expected n/a).</p>{{end}}
 <p class="verdict">{{.Verdict}}</p>{{end}}
 `))

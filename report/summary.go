@@ -21,13 +21,18 @@ func WriteSummary(w io.Writer, st *runstats.RunStats) error {
 	ew := &errWriter{w: w}
 	c := st.Config
 	secs := float64(st.DurationNs) / 1e9
-	ew.printf("xdphash run %s: %d queues, %d workers, hash %s, steer %s, consumer %s, service %s, %s clock, %.3fs\n",
-		c.Source, len(st.Queues), len(st.Workers), c.Hash, c.Steer, c.Consumer, c.ServiceRate, c.Clock, secs)
+	ew.printf("xdphash run %s: %s, %s, hash %s, steer %s, consumer %s, service %s, %s clock, %.3fs\n",
+		c.Source, plural(len(st.Queues), "queue"), plural(len(st.Workers), "worker"), c.Hash, c.Steer, c.Consumer, c.ServiceRate, c.Clock, secs)
+	// The rates are over the part of the run that had traffic.
+	active := float64(activeNs(st)) / 1e9
 	mpps := func(n uint64) string {
-		if secs <= 0 {
+		if active <= 0 {
 			return "-"
 		}
-		return strconv.FormatFloat(float64(n)/secs/1e6, 'f', 3, 64)
+		return strconv.FormatFloat(float64(n)/active/1e6, 'f', 3, 64)
+	}
+	if active != secs {
+		ew.printf("Mpps: over the %.3fs with traffic, not the whole run\n", active)
 	}
 
 	tw := ew.table()
@@ -35,7 +40,7 @@ func WriteSummary(w io.Writer, st *runstats.RunStats) error {
 	for _, q := range st.Queues {
 		steered := make([]string, len(q.Steered))
 		for i, n := range q.Steered {
-			steered[i] = strconv.FormatUint(n, 10)
+			steered[i] = "w" + strconv.Itoa(i) + ":" + strconv.FormatUint(n, 10)
 		}
 		fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%d\t%s\t\n", q.Queue, q.Stats.Frames, q.Stats.Bytes, mpps(q.Stats.Frames), q.Stats.KernelDrops(), strings.Join(steered, " "))
 	}
@@ -79,6 +84,14 @@ func WriteSummary(w io.Writer, st *runstats.RunStats) error {
 		ew.printf("kernel drops before the receive loops: %d\n", kd)
 	}
 	return ew.err
+}
+
+// plural is "1 queue", "2 queues".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }
 
 // Shapes is what WriteShapes prints: the dissector's counters, with the gates
@@ -138,6 +151,16 @@ func WriteShapes(w io.Writer, s Shapes) error {
 	return ew.err
 }
 
+// autoHashReason says, once, why --hash auto computed own of the hashes: it
+// takes the device's hash only where it covers the ports (an L4 hash, which
+// skb_get_hash returns without dissecting).
+func autoHashReason(device, own uint64) string {
+	if device == 0 {
+		return "hash auto: no frame came with a device hash over the ports (L4), the only kind auto takes as skb_get_hash does, so every hash was computed here"
+	}
+	return fmt.Sprintf("hash auto: %d frames came without a device hash over the ports (L4), the only kind auto takes as skb_get_hash does, and were hashed here", own)
+}
+
 // WriteDeviceSummary writes the frames per hash source and the device-hash
 // check, when the run had either.
 func WriteDeviceSummary(w io.Writer, st *runstats.RunStats) error {
@@ -145,6 +168,9 @@ func WriteDeviceSummary(w io.Writer, st *runstats.RunStats) error {
 	s := st.HashSources
 	if s.Device+s.None > 0 || st.Config.Hash == "auto" || st.Config.Hash == "device" {
 		ew.printf("hash sources: device %d, kernel %d, toeplitz %d, none %d\n", s.Device, s.Kernel, s.Toeplitz, s.None)
+	}
+	if own := s.Kernel + s.Toeplitz; st.Config.Hash == "auto" && own > 0 {
+		ew.printf("%s\n", autoHashReason(s.Device, own))
 	}
 	if p := st.Config.XDPProgram; p != "" {
 		ew.printf("xdp program: %s\n", p)

@@ -63,8 +63,8 @@ func TestWriteSummary(t *testing.T) {
 	}{
 		{"xdphash run", strings.Fields("xdphash run synthetic:test: 2 queues, 2 workers, hash kernel, steer rps, consumer fq, service max, virtual clock, 2.000s")},
 		{"queue", strings.Fields("queue frames bytes Mpps kernel drops steered to workers")},
-		{"0 3000000", strings.Fields("0 3000000 180000000 1.500 11 2000000 1000000")},
-		{"3 2000", strings.Fields("3 2000 128000 0.001 0 0 2000")},
+		{"0 3000000", strings.Fields("0 3000000 180000000 1.500 11 w0:2000000 w1:1000000")},
+		{"3 2000", strings.Fields("3 2000 128000 0.001 0 w0:0 w1:2000")},
 		{"worker", strings.Fields("worker cpu taken served Mpps ring full flow limit consumer drops backlog")},
 		{"0 2", strings.Fields("0 2 1999995 1999992 1.000 5 0 3 0")},
 		{"1 -", strings.Fields("1 - 1001993 1001990 0.501 0 7 0 3")},
@@ -98,6 +98,37 @@ func TestWriteSummary(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "(NOT BALANCED)") {
 		t.Errorf("an unbalanced run does not say so:\n%s", b.String())
+	}
+}
+
+// TestWriteSummaryActiveRate: the Mpps columns are over the windows that
+// had traffic, and the summary says so; "1 queue, 1 worker".
+func TestWriteSummaryActiveRate(t *testing.T) {
+	st := summaryRun()
+	st.Queues, st.Workers = st.Queues[:1], st.Workers[:1]
+	st.Queues[0].Steered = st.Queues[0].Steered[:1]
+	// A 25 s run whose traffic lasted the 8 windows of 1 s from 3 s.
+	st.DurationNs, st.Config.WindowNs = 25e9, 1e9
+	for i := range 25 {
+		w := runstats.WindowReport{StartNs: int64(i) * 1e9, QueuePackets: []uint64{0}}
+		if i >= 3 && i < 11 {
+			w.QueuePackets[0] = 375000
+		}
+		st.Windows = append(st.Windows, w)
+	}
+	var b bytes.Buffer
+	if err := WriteSummary(&b, st); err != nil {
+		t.Fatal(err)
+	}
+	text := b.String()
+	if got, want := row(text, "0 3000000"), strings.Fields("0 3000000 180000000 0.375 11 w0:2000000"); !slices.Equal(got, want) {
+		t.Errorf("queue row %q, want %q (3 M frames over 8 s)", got, want)
+	}
+	if !strings.Contains(text, "Mpps: over the 8.000s with traffic, not the whole run") {
+		t.Errorf("the summary does not say what the rate is over:\n%s", text)
+	}
+	if !strings.Contains(text, ": 1 queue, 1 worker,") {
+		t.Errorf("no singular queue and worker:\n%s", text)
 	}
 }
 
@@ -198,5 +229,31 @@ func TestSummariesReportWriteErrors(t *testing.T) {
 		if !errors.Is(err, errWrite) {
 			t.Errorf("%s: %v, want the writer's error", name, err)
 		}
+	}
+}
+
+// TestWriteDeviceSummaryAutoReason: --hash auto that hashed frames itself
+// says why, once.
+func TestWriteDeviceSummaryAutoReason(t *testing.T) {
+	st := &runstats.RunStats{Config: runstats.RunConfig{Hash: "auto"}, HashSources: runstats.HashSources{Kernel: 8874524}}
+	var b bytes.Buffer
+	if err := WriteDeviceSummary(&b, st); err != nil {
+		t.Fatal(err)
+	}
+	text := b.String()
+	if !strings.Contains(text, "hash sources: device 0, kernel 8874524") || strings.Count(text, "no frame came with a device hash over the ports (L4)") != 1 {
+		t.Errorf("no reason, or not once, why the device hash was not used:\n%s", text)
+	}
+	st.HashSources.Device = 100
+	b.Reset()
+	_ = WriteDeviceSummary(&b, st)
+	if !strings.Contains(b.String(), "hash auto: 8874524 frames came without a device hash over the ports (L4)") {
+		t.Errorf("a partly device-hashed run:\n%s", b.String())
+	}
+	st.Config.Hash, st.HashSources = "kernel", runstats.HashSources{Kernel: 5}
+	b.Reset()
+	_ = WriteDeviceSummary(&b, st)
+	if strings.Contains(b.String(), "hash auto") {
+		t.Errorf("--hash kernel explains auto:\n%s", b.String())
 	}
 }

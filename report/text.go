@@ -6,6 +6,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -29,8 +30,12 @@ func (m *Measures) WriteText(w io.Writer) error {
 	r := &m.Run
 	ew.printf("run: source %s, hash %s, steer %s, consumer %s, %v\n",
 		cmp.Or(r.Source, "?"), cmp.Or(r.Hash, "?"), cmp.Or(r.Steer, "?"), cmp.Or(r.Consumer, "?"), time.Duration(r.DurationNs).Round(time.Millisecond))
-	ew.printf("flows: %d; received %d, processed %d, dropped %d after receive%s; %d dropped by the kernel before it\n\n",
-		m.Flows, m.Received, m.Processed, sumDrops(m.Drops, false), map[bool]string{true: "", false: " (accounting does not balance)"}[m.Balanced],
+	flows := "n/a (the consumer counts none)"
+	if m.Flows > 0 {
+		flows = strconv.Itoa(m.Flows)
+	}
+	ew.printf("flows: %s; received %d, processed %d, dropped %d after receive%s; %d dropped by the kernel before it\n\n",
+		flows, m.Received, m.Processed, sumDrops(m.Drops, false), map[bool]string{true: "", false: " (accounting does not balance)"}[m.Balanced],
 		sumDrops(m.Drops, true))
 
 	ew.printf("receive queues\n")
@@ -53,8 +58,10 @@ func (m *Measures) WriteText(w io.Writer) error {
 	}
 	ew.flush(tw)
 	ew.spread(&m.Workers)
-	ew.printf("  flows per worker: Jain %.4f (expected %.4f), max/mean %.3f (expected %.3f)\n",
-		m.WorkerFlows.Jain, m.WorkerFlows.ExpectedJain, m.WorkerFlows.MaxMean, m.WorkerFlows.ExpectedMaxMean)
+	if m.Flows > 0 {
+		ew.printf("  flows per worker: Jain %.4f (expected %.4f), max/mean %.3f (expected %.3f)\n",
+			m.WorkerFlows.Jain, m.WorkerFlows.ExpectedJain, m.WorkerFlows.MaxMean, m.WorkerFlows.ExpectedMaxMean)
+	}
 
 	ew.printf("\nflows inside each worker's consumer (%s)\n", cmp.Or(r.Consumer, "?"))
 	tw = ew.table()
@@ -79,7 +86,7 @@ func (m *Measures) WriteText(w io.Writer) error {
 			if c.Bytes > 0 {
 				share = float64(f.Bytes) / float64(c.Bytes)
 			}
-			cellf(tw, "%d\t%.2f%%\t%d\t%d\t%d\t%s\t%s\t%08x\t\n", f.Bytes, 100*share, f.ErrorBytes, f.Packets, f.Proto,
+			cellf(tw, "%d\t%.2f%%\t%d\t%d\t%s\t%s\t%s\t%08x\t\n", f.Bytes, 100*share, f.ErrorBytes, f.Packets, protoName(f.Proto),
 				hostPort(f.Src, f.SPort), hostPort(f.Dst, f.DPort), f.Hash)
 		}
 		ew.flush(tw)
@@ -136,7 +143,12 @@ func (e *errWriter) flush(tw *tabwriter.Writer) {
 }
 
 // spread writes a Spread's fairness line and verdict.
+// Without flow counts there is no expectation: n/a, not 0.
 func (e *errWriter) spread(s *Spread) {
+	if s.Flows == 0 {
+		e.printf("  Jain %.4f (expected n/a: no flows counted), max/mean %.3f (expected n/a)\n  %s\n", s.Jain, s.MaxMean, s.Verdict)
+		return
+	}
 	e.printf("  Jain %.4f (expected %.4f for %d flows), max/mean %.3f (expected %.3f)\n  %s\n",
 		s.Jain, s.ExpectedJain, s.Flows, s.MaxMean, s.ExpectedMaxMean, s.Verdict)
 }

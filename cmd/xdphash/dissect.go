@@ -27,6 +27,7 @@ type dissectOptions struct {
 	path   dissectPath
 	gates  gatesFlag
 	stats  bool
+	frames bool // print a line per frame: not for --stats alone
 	key    hashKeyFlag
 	flags  dissect.Flags
 	tag    vlanTagFlag
@@ -67,7 +68,8 @@ paths whose gates are open (--gates, all by default) and falls back to the slow
 path; --path auto (or --gates auto) opens and closes the gates from the traffic.
 The keys are byte-identical whatever the path: only the path field differs.
 --stats prints the per-shape counters (fast hits, declines, slow-path runs, and
-auto mode's decisions) on stderr at the end.
+auto mode's decisions) instead of the frames; with an explicit --format it
+prints the frames too, and the counters on stderr at the end.
 
 --vlan-tag TPID:TCI dissects every frame as received with that VLAN tag in the
 skb's metadata, the way a device with rx-vlan-offload delivers a tagged frame:
@@ -100,14 +102,15 @@ none).`,
 			if opts.gates.auto {
 				opts.path = pathAuto
 			}
+			opts.frames = !opts.stats || cmd.Flags().Changed("format")
 			return runDissect(cmd, root.logger(cmd), args[0], &opts)
 		},
 	}
 	f := cmd.Flags()
 	f.Var(newChoiceFlag(&opts.format, formatText, formatJSONL), "format", "output format")
 	f.Var(newChoiceFlag(&opts.path, pathSlow, pathFast, pathAuto), "path", "dissector implementation")
-	f.Var(&opts.gates, "gates", "fast-path gates: shapes (eth_ip,vlan,qinq,pppoe,mpls,ipip,gre), all, none or auto")
-	f.BoolVar(&opts.stats, "stats", false, "print the per-shape dissector counters on stderr at the end")
+	f.Var(&opts.gates, "gates", "fast-path gates of --path fast: shapes (eth_ip,vlan,qinq,pppoe,mpls,ipip,gre), all, none or auto (given alone, it sets --path fast)")
+	f.BoolVar(&opts.stats, "stats", false, "print the per-shape dissector counters instead of the frames (with --format: after them, on stderr)")
 	f.Var(&opts.key, "hash-key", "SipHash key as 32 hex digits (default: a random key, logged)")
 	f.Var(dissectorFlags{&opts.flags}, "flags", "FLOW_DISSECTOR_F_* flags; skb_get_hash passes STOP_AT_FLOW_LABEL")
 	f.Var(&opts.tag, "vlan-tag", "dissect every frame as received with this VLAN tag in its metadata: TPID (0x8100, 0x88a8) and TCI")
@@ -148,7 +151,11 @@ func runDissect(cmd *cobra.Command, log *slog.Logger, name string, opts *dissect
 		err = fmt.Errorf("write output: %w", ferr)
 	}
 	if opts.stats {
-		writeDissectorStats(cmd.ErrOrStderr(), d)
+		w := cmd.OutOrStdout()
+		if opts.frames {
+			w = cmd.ErrOrStderr()
+		}
+		writeDissectorStats(w, d, opts.path)
 	}
 	return err
 }
@@ -181,7 +188,7 @@ type frameResult struct {
 // dissectFrames dissects and hashes every frame of reader and writes one
 // result per frame to out.
 func dissectFrames(out *bufio.Writer, log *slog.Logger, reader capture.Reader, name string, key hash.Key, d *dissect.Dissector, opts *dissectOptions) error {
-	if opts.format == formatText {
+	if opts.format == formatText && opts.frames {
 		// The key makes the hashes reproducible: --hash-key takes it back.
 		fmt.Fprintf(out, "# xdphash dissect %s: hash key %s, path %s, flags %s",
 			name, key, opts.path, dissectorFlags{&opts.flags})
@@ -225,6 +232,9 @@ func dissectFrames(out *bufio.Writer, log *slog.Logger, reader capture.Reader, n
 		r := frameResult{index: index, info: info, keys: &keys, tag: tag}
 		r.ok, r.path = d.DissectFrameTagged(&keys, frame, r.tag)
 		r.hash, r.l4 = kernel.Hash(&keys)
+		if !opts.frames {
+			continue
+		}
 
 		switch opts.format {
 		case formatJSONL:

@@ -508,7 +508,9 @@ func TestDissectVLANTagErrors(t *testing.T) {
 		{"0x8100:" + strings.Repeat("1", 4096), "characters, want TPID:TCI in at most"},
 	} {
 		stdout, stderr, code := runXdphash(t, nil, "dissect", "--vlan-tag", tc.arg, path)
-		first, _, _ := strings.Cut(stderr, "\n")
+		// The error is the last line, after the usage.
+		lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+		first := lines[len(lines)-1]
 		if code != exitFailure || !strings.Contains(first, tc.msg) || stdout != "" || len(first) > 200 {
 			t.Errorf("--vlan-tag %.20q: exit %d, stdout %q, stderr %.300q; want exit %d and %q", tc.arg, code, stdout, stderr, exitFailure, tc.msg)
 		}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -58,7 +57,8 @@ func main() {
 }
 
 // run executes root with args, prints an error as "xdphash: <err>" to root's
-// stderr and returns the exit status.
+// stderr (after the command's usage for a usage error) and returns the exit
+// status.
 func run(root *cobra.Command, args []string) int {
 	root.SetArgs(args)
 	err := root.Execute()
@@ -70,11 +70,13 @@ func run(root *cobra.Command, args []string) int {
 		code = ee.code
 		err = ee.err
 	}
-	if err != nil {
-		fmt.Fprintf(root.ErrOrStderr(), "xdphash: %v\n", err)
-	}
+	// The usage before the error, so that the error is the last line
+	// (what `| tail -1` and a terminal's last line show).
 	if ue, ok := errors.AsType[*usageError](err); ok {
 		fmt.Fprint(root.ErrOrStderr(), ue.cmd.UsageString())
+	}
+	if err != nil {
+		fmt.Fprintf(root.ErrOrStderr(), "xdphash: %v\n", err)
 	}
 	return code
 }
@@ -122,6 +124,7 @@ fq/fq_codel qdiscs, and reports how fairly the load spread.
 
   dissect   dissect and hash every frame of a pcap/pcapng capture
   verify    compare the partition into flows with the running kernel's
+            skb_get_hash: built-in corpus, a capture or random mutations
   run       the pipeline on an interface (AF_XDP), a capture or synthetic
             traffic, with a statistics file for report
   report    the fairness report of a run: terminal, HTML, JSON
@@ -129,12 +132,13 @@ fq/fq_codel qdiscs, and reports how fairly the load spread.
             capture file
   soak      build a test network, send a profile through the whole pipeline,
             check it and report (the main job: sudo xdphash soak)
+  rss       show a device's RSS setup: hash key, indirection table, fields
   bench     the dissector's A/B table, measured on this machine
 
 Exit status: 0 success, 1 a check failed (verify's divergences, a soak
 check), 2 usage or runtime error, 3 a soak check could not judge, 130 a soak
 or a run interrupted by SIGINT or SIGTERM.`,
-		Version: version(),
+		Version: version(readBuildInfo()),
 		// run prints errors once, in its own format, and the usage after
 		// usage errors only.
 		SilenceErrors: true,
@@ -167,29 +171,4 @@ func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 		}
 		return nil
 	}
-}
-
-// version is the module's version and the commit it was built from, as the
-// Go toolchain recorded them.
-func version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	v := bi.Main.Version
-	var rev, dirty string
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
-				dirty = "+dirty"
-			}
-		}
-	}
-	if rev != "" {
-		v += " (" + rev[:min(12, len(rev))] + dirty + ")"
-	}
-	return v + " " + bi.GoVersion
 }

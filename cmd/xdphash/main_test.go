@@ -28,7 +28,7 @@ func TestRunExitStatus(t *testing.T) {
 		err        error // returned by the command
 		args       []string
 		wantCode   int
-		wantStderr string // stderr, or its start when the usage follows
+		wantStderr string // stderr, or its end when the usage comes first
 		wantUsage  bool
 	}{
 		{name: "success", wantCode: exitOK},
@@ -70,7 +70,9 @@ func TestRunExitStatus(t *testing.T) {
 			if code != tt.wantCode {
 				t.Errorf("exit status %d, want %d", code, tt.wantCode)
 			}
-			rest, ok := strings.CutPrefix(stderr.String(), tt.wantStderr)
+			// The error is the last line, after the usage of a usage
+			// error only.
+			rest, ok := strings.CutSuffix(stderr.String(), tt.wantStderr)
 			if tt.wantUsage {
 				ok = ok && strings.HasPrefix(rest, "Usage:\n  xdphash probe")
 			} else {
@@ -80,5 +82,35 @@ func TestRunExitStatus(t *testing.T) {
 				t.Errorf("stderr (-want +got)\n-%q + usage %v\n+%q", tt.wantStderr, tt.wantUsage, stderr.String())
 			}
 		})
+	}
+}
+
+// TestRootHelpListsCommands: the root help's list names every command with
+// a whole line of what it does.
+func TestRootHelpListsCommands(t *testing.T) {
+	root := newRootCmd()
+	for _, c := range root.Commands() {
+		if c.Hidden || c.Name() == "help" || c.Name() == "completion" {
+			continue
+		}
+		if !strings.Contains(root.Long, "\n  "+c.Name()+" ") {
+			t.Errorf("the root help does not list %s", c.Name())
+		}
+	}
+	// Each entry (its line and the lines indented under it) ends where
+	// its sentence does, not on "the running kernel's".
+	var entries []string
+	for line := range strings.SplitSeq(root.Long, "\n") {
+		switch {
+		case strings.HasPrefix(line, "            ") && len(entries) > 0:
+			entries[len(entries)-1] += " " + strings.TrimSpace(line)
+		case strings.HasPrefix(line, "  ") && !strings.HasPrefix(line, "   "):
+			entries = append(entries, strings.TrimSpace(line))
+		}
+	}
+	for _, e := range entries {
+		if strings.HasSuffix(e, "'s") || strings.HasSuffix(e, " the") || strings.HasSuffix(e, " with") {
+			t.Errorf("the root help's entry stops mid-sentence: %q", e)
+		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/xdphash/xdphash/capture"
 	"github.com/xdphash/xdphash/pktgen"
+	"github.com/xdphash/xdphash/queues"
 )
 
 func init() { subcommands = append(subcommands, newPktgenCmd) }
@@ -37,37 +38,21 @@ type pktgenOptions struct {
 	write    string
 }
 
-// rateFlag is --rate: frames per second, with an optional k, M or G suffix,
-// or max (0) for as fast as possible.
+// rateFlag is --rate: a packet rate as queues.ParsePacketRate reads it
+// (100000, 500k, 1.5M, 500kpps, 1.5Mpps), or max (0) for as fast as possible.
 type rateFlag struct{ pps float64 }
 
 func (f *rateFlag) Set(s string) error {
-	if s == "max" {
-		f.pps = 0
-		return nil
+	pps, err := queues.ParsePacketRate(s)
+	if err != nil {
+		return err
 	}
-	mult := 1.0
-	switch {
-	case strings.HasSuffix(s, "k"):
-		mult, s = 1e3, strings.TrimSuffix(s, "k")
-	case strings.HasSuffix(s, "M"):
-		mult, s = 1e6, strings.TrimSuffix(s, "M")
-	case strings.HasSuffix(s, "G"):
-		mult, s = 1e9, strings.TrimSuffix(s, "G")
-	}
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || !(v > 0) || v*mult > 1e12 {
-		return errors.New("want frames per second such as 100000 or 1.5M, or max")
-	}
-	f.pps = v * mult
+	f.pps = pps
 	return nil
 }
 
 func (f *rateFlag) String() string {
-	if f.pps == 0 {
-		return "max"
-	}
-	return strconv.FormatFloat(f.pps, 'g', -1, 64)
+	return queues.Rate{PacketsPerSec: f.pps}.String()
 }
 
 func (f *rateFlag) Type() string { return "PPS|max" }
@@ -120,7 +105,7 @@ sample for xdphash dissect, verify --pcap and run --pcap.`,
 	f.StringVar(&opts.iface, "iface", "", "interface to send out of")
 	f.StringVar(&opts.netns, "netns", "", "named network namespace of --iface (as ip netns names it)")
 	f.StringVar(&opts.profile, "profile", "simple", "built-in profile name or YAML profile file")
-	f.Var(&opts.rate, "rate", "frames per second over all threads (k, M, G suffixes), or max")
+	f.Var(&opts.rate, "rate", "frames per second over all threads, such as 100000, 500k, 1.5Mpps, or max")
 	f.Uint64Var(&opts.count, "count", 0, "frames to send")
 	f.DurationVar(&opts.duration, "duration", 0, "how long to send")
 	f.IntVar(&opts.threads, "threads", 1, "sending threads, one per CPU")
@@ -171,7 +156,21 @@ func runPktgen(cmd *cobra.Command, log *slog.Logger, opts *pktgenOptions) error 
 	log.Debug("built schedule", "profile", prof.Name, "frames", sched.Len(), "distinct", sched.Distinct(), "dst", dst.String(), "took", time.Since(built))
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// A line per second on a terminal; elsewhere only the report at the end.
+	endLines := func() {}
+	if w := cmd.ErrOrStderr(); isTerminal(w) {
+		stopLines := make(chan struct{})
+		linesDone := make(chan struct{})
+		ticker := time.NewTicker(time.Second)
+		read := func() (uint64, error) { n, _, err := pktgen.LinkTx(cfg); return n, err }
+		go func() {
+			defer close(linesDone)
+			pktgenProgress(w, opts.iface, read, time.Now(), ticker.C, stopLines)
+		}()
+		endLines = func() { ticker.Stop(); close(stopLines); <-linesDone }
+	}
 	rep, err := pktgen.Run(ctx, sched, cfg)
+	endLines()
 	if err != nil {
 		return err
 	}

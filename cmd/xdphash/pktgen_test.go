@@ -91,7 +91,7 @@ func TestPktgenErrors(t *testing.T) {
 	}{
 		{"no interface", []string{"--count", "1"}, false, "--iface is required", true},
 		{"unbounded", []string{"--iface", "x"}, false, "give --count or --duration", true},
-		{"bad rate", []string{"--iface", "x", "--count", "1", "--rate", "fast"}, false, "--rate: want frames per second", true},
+		{"bad rate", []string{"--iface", "x", "--count", "1", "--rate", "fast"}, false, "--rate: parse rate \"fast\": want max or a packet rate", true},
 		{"bad mode", []string{"--iface", "x", "--count", "1", "--mode", "dpdk"}, false, "--mode: want xdp|afxdp|packet|kernel", true},
 		{"bad MAC", []string{"--iface", "x", "--count", "1", "--dst-mac", "zz"}, false, "--dst-mac", true},
 		{"unknown profile", []string{"--iface", "lo", "--count", "1", "--profile", "nosuch", "--dst-mac", "02:00:00:00:00:01"}, false, `profile "nosuch": unknown profile (built in: collide, datacenter, elephants, hotset, isp, simple, tunnels)`, false},

@@ -74,17 +74,18 @@ func TestReportErrors(t *testing.T) {
 	tests := []struct {
 		name   string
 		args   []string
-		stderr string
+		stderr string // its start
+		last   string // its end
 	}{
 		{name: "empty", args: []string{"report", empty}, stderr: "xdphash: " + empty + ": read run statistics: invalid run statistics: the file is empty (want the JSON that xdphash run --out writes)"},
-		{name: "no file", args: []string{"report"}, stderr: "xdphash: accepts 1 arg(s), received 0\nUsage:"},
+		{name: "no file", args: []string{"report"}, stderr: "Usage:", last: "xdphash: accepts 1 arg(s), received 0\n"},
 		{name: "missing", args: []string{"report", filepath.Join(dir, "none.json")}, stderr: "xdphash: open run statistics: "},
 		{name: "other schema", args: []string{"report", bad}, stderr: "xdphash: " + bad + ": read run statistics: unsupported run statistics schema: version 99"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, stderr, code := runXdphash(t, nil, tt.args...)
-			if code != exitFailure || !strings.HasPrefix(stderr, tt.stderr) {
+			if code != exitFailure || !strings.HasPrefix(stderr, tt.stderr) || !strings.HasSuffix(stderr, tt.last) {
 				t.Errorf("exit %d, stderr %q; want %d, %q…", code, stderr, exitFailure, tt.stderr)
 			}
 		})

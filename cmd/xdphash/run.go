@@ -173,7 +173,7 @@ frame is accounted for: received = processed + each counted drop.`,
 	f.StringVar(&opts.synthetic, "synthetic", "", "send this traffic profile (a built-in name or a YAML file)")
 	f.StringVar(&opts.queues, "queues", opts.queues, "AF_XDP: receive queues, a list such as 0,2-3, or all")
 	f.IntVar(&opts.virtualQueues, "virtual-queues", opts.virtualQueues, "pcap, synthetic: receive queues to spread the frames over")
-	f.StringVar(&opts.replay, "replay", opts.replay, "pcap, synthetic: pace: max, recorded (pcap) or a rate over all queues such as 500kpps")
+	f.StringVar(&opts.replay, "replay", opts.replay, "pcap, synthetic: pace: max, recorded (pcap) or a packet rate over all queues such as 500k, 500kpps, 100000")
 	f.BoolVar(&opts.virtualClock, "virtual-clock", false, "pcap, synthetic: time the run by the frames' stamps, not the wall clock")
 	f.Uint64Var(&opts.count, "count", 0, "synthetic: frames to send over all queues (0: until --duration or a signal)")
 	f.IntVar(&opts.syntheticFlows, "synthetic-flows", 0, "synthetic: flows of the profile (default: the profile's)")
@@ -199,9 +199,9 @@ frame is accounted for: received = processed + each counted drop.`,
 	f.DurationVar(&opts.consumerCfg.Target, "target", 0, "fq_codel CoDel target (default 5ms)")
 	f.DurationVar(&opts.consumerCfg.Interval, "interval", 0, "fq_codel CoDel interval (default 100ms)")
 	f.BoolVar(&opts.consumerCfg.ECN, "ecn", false, "fq_codel: mark CE instead of dropping")
-	f.StringVar(&opts.serviceRate, "service-rate", opts.serviceRate, "how fast each worker serves its consumer: max, or a rate such as 10Mbit, 1Gbit, 500kpps")
+	f.StringVar(&opts.serviceRate, "service-rate", opts.serviceRate, "how fast each worker serves its consumer: max, a bit rate such as 10Mbit, 1Gbit, or a packet rate such as 500k, 500kpps")
 	f.StringVar(&opts.out, "out", "", "write the run statistics as JSON to this file")
-	f.StringVar(&opts.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address during the run (off by default; :9100 means 127.0.0.1:9100)")
+	f.StringVar(&opts.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on host:port during the run, such as "+metrics.DefaultAddr+" (xdphash's port; without a host: every interface; 127.0.0.1:PORT: the loopback only)")
 	f.DurationVar(&opts.window, "window", opts.window, "length of each time window of the statistics")
 	f.Var(newChoiceFlag(&opts.xdpMode, source.XDPModes...), "xdp-mode", "AF_XDP: where the XDP program runs")
 	f.BoolVar(&opts.zeroCopy, "zero-copy", false, "AF_XDP: bind in zero-copy mode (native mode, driver support)")
@@ -413,11 +413,11 @@ func (o *runOptions) setup(log *slog.Logger) (*runSetup, error) {
 		}
 		s.replay.Mode = source.ReplayRecorded
 	default:
-		r, err := queues.ParseRate(o.replay)
-		if err != nil || r.PacketsPerSec <= 0 {
-			return nil, fmt.Errorf("--replay %q: want max, recorded or a packet rate such as 500kpps", o.replay)
+		pps, err := queues.ParsePacketRate(o.replay)
+		if err != nil {
+			return nil, fmt.Errorf("--replay: %w (or recorded)", err)
 		}
-		s.replay = source.Replay{Mode: source.ReplayRate, PPS: r.PacketsPerSec}
+		s.replay = source.Replay{Mode: source.ReplayRate, PPS: pps}
 	}
 	if o.cpus.cpus != nil {
 		allowed, err := kernel.AllowedCPUs()

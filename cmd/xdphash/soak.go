@@ -63,7 +63,7 @@ Exit status: 0 when every check passed, 1 when one failed, 3 when none
 failed but one was skipped, 130 when interrupted (after writing the reports of
 the run so far), 2 for a usage or setup error. Needs root (CAP_SYS_ADMIN for
 the namespace, CAP_NET_ADMIN and CAP_BPF for the rest).`,
-		Example: `  sudo go run ./cmd/xdphash soak
+		Example: `  go build -o xdphash ./cmd/xdphash && sudo ./xdphash soak
   sudo xdphash soak --duration 10m --profile isp --consumer fq --out /tmp/soak
   sudo xdphash soak --ring-size 8 --duration 5s   # a tiny backlog: drops, counted`,
 		Args: usageArgs(cobra.NoArgs),
@@ -88,7 +88,7 @@ the namespace, CAP_NET_ADMIN and CAP_BPF for the rest).`,
 	f.IntVar(&opts.cfg.Queues, "queues", opts.cfg.Queues, "receive queues of the veth pair (one AF_XDP socket and receive loop each)")
 	f.IntVar(&opts.cfg.Workers, "workers", opts.cfg.Workers, "workers (modelled CPUs)")
 	f.StringVar(&opts.cfg.Profile, "profile", opts.cfg.Profile, "traffic profile: "+strings.Join(pktgen.BuiltinNames(), ", ")+", or a YAML file")
-	f.Var(&opts.rate, "rate", "generator frames per second over all threads (k, M, G suffixes), or max")
+	f.Var(&opts.rate, "rate", "generator frames per second over all threads, such as 100000, 500k, 1.5Mpps, or max")
 	f.StringVar(&opts.cfg.Consumer, "consumer", opts.cfg.Consumer, "queueing discipline behind each worker: "+strings.Join(queues.ConsumerNames, ", "))
 	f.StringVar(&opts.out, "out", "", "directory for run.json, report.txt, report.html, checks.json (default ./xdphash-soak-<timestamp>)")
 	f.Var(newChoiceFlag(&opts.cfg.Mode, pktgen.Modes[:3]...), "mode", "generator mode: xdp, afxdp or packet (default: xdp where the kernel has live frames, else afxdp)")
@@ -185,16 +185,14 @@ func soakProgress(w io.Writer, log *slog.Logger, d time.Duration) (func(soak.Pro
 		}
 		return pps, drops
 	}
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		bar := progressbar.NewOptions64(int64(d/time.Second), progressbar.OptionSetWriter(f),
-			progressbar.OptionSetWidth(30), progressbar.OptionSetPredictTime(true), progressbar.OptionClearOnFinish())
+	if isTerminal(w) {
+		bar := newSoakBar(w, d)
 		return func(p soak.Progress) {
 				pps, drops := rate(p)
 				prev = p
-				bar.Describe(fmt.Sprintf("soak: %.2f Mpps received, %d dropped", pps/1e6, drops))
-				_ = bar.Set64(int64(min(p.Elapsed, d) / time.Second))
+				bar.update(p.Elapsed, fmt.Sprintf("%.2f Mpps received, %d dropped", pps/1e6, drops))
 			}, func() {
-				_ = bar.Finish()
+				_ = bar.bar.Finish()
 			}
 	}
 	return func(p soak.Progress) {
@@ -227,4 +225,35 @@ func writeSoakSummary(w io.Writer, r *soak.Result) error {
 		}
 	}
 	return nil
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// soakBar is the soak's progress bar over its fixed duration: the time
+// elapsed and left come from the duration, not from a rate's prediction.
+type soakBar struct {
+	bar *progressbar.ProgressBar
+	d   time.Duration
+}
+
+func newSoakBar(w io.Writer, d time.Duration) *soakBar {
+	return &soakBar{d: d, bar: progressbar.NewOptions64(int64(d/time.Second), progressbar.OptionSetWriter(w),
+		progressbar.OptionSetWidth(30), progressbar.OptionSetPredictTime(false), progressbar.OptionClearOnFinish())}
+}
+
+// update moves the bar to elapsed with the line's what.
+func (b *soakBar) update(elapsed time.Duration, what string) {
+	elapsed = min(elapsed, b.d)
+	_ = b.bar.Set64(int64(elapsed / time.Second))
+	b.bar.Describe("soak: " + soakTimes(elapsed, b.d) + ": " + what)
+}
+
+// soakTimes is "15s of 1m0s, 45s left": elapsed of the fixed duration d.
+func soakTimes(elapsed, d time.Duration) string {
+	elapsed = min(elapsed, d).Truncate(time.Second)
+	return fmt.Sprintf("%s of %s, %s left", elapsed, d, (d - elapsed).Round(time.Second))
 }

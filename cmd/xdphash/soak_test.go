@@ -19,7 +19,8 @@ func TestSoakUsage(t *testing.T) {
 	}{
 		{"zero duration", []string{"soak", "--duration", "0s"}, "--duration 0s: want a positive duration"},
 		{"unknown mode", []string{"soak", "--mode", "kernel"}, "kernel"},
-		{"bad rate", []string{"soak", "--rate", "fast"}, "want frames per second"},
+		{"bad rate", []string{"soak", "--rate", "fast"}, "--rate: parse rate \"fast\": want max or a packet rate"},
+		{"bit rate", []string{"soak", "--rate", "1Gbit"}, "--rate: parse rate \"1Gbit\": want max or a packet rate"},
 		{"arguments", []string{"soak", "extra"}, "extra"},
 		{"queues 0", []string{"soak", "--queues", "0"}, "--queues 0: want 1 to 64"},
 		{"queues 5000", []string{"soak", "--queues", "5000"}, "--queues 5000: want 1 to 64"},
