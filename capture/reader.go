@@ -413,6 +413,7 @@ func (r *ngReader) packet(typ uint32, body []byte, start int64) ([]byte, gopacke
 		iface int
 		data  []byte
 	)
+	r.comments = r.comments[:0] // a block's comments are its own; a simple packet block has none
 	bad := func(format string, args ...any) ([]byte, gopacket.CaptureInfo, error) {
 		return nil, gopacket.CaptureInfo{}, fmt.Errorf("%s at offset %d: %s", ngBlockName(typ), start, fmt.Sprintf(format, args...))
 	}
@@ -450,7 +451,6 @@ func (r *ngReader) packet(typ uint32, body []byte, start int64) ([]byte, gopacke
 		return bad("captured length %d exceeds interface %d's snap length %d", capLen, iface, r.ifaces[iface].snapLen)
 	}
 	data = body[ngEnhancedFixedLen : ngEnhancedFixedLen+capLen]
-	r.comments = r.comments[:0]
 	opts := body[min(len(body), ngEnhancedFixedLen+int(capLen+3)&^3):]
 	for len(opts) >= 4 {
 		code, n := r.order.Uint16(opts), int(r.order.Uint16(opts[2:]))

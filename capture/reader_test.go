@@ -12,6 +12,7 @@ import (
 
 	"github.com/gopacket/gopacket/layers"
 
+	"github.com/xdphash/xdphash/dissect"
 	"github.com/xdphash/xdphash/internal/xdptest"
 )
 
@@ -159,6 +160,27 @@ func TestCaptureReaders(t *testing.T) {
 		}
 		if _, _, err := r.ZeroCopyReadPacketData(); err != io.EOF {
 			t.Errorf("%s: after the last frame: %v, want io.EOF", name, err)
+		}
+	}
+}
+
+// TestSimplePacketNoComments: a simple packet block after an enhanced one
+// with comments has none of its own, so it is not dissected with the
+// earlier frame's metadata VLAN tag.
+func TestSimplePacketNoComments(t *testing.T) {
+	var f ngFile
+	f.section().iface(0).epb(0, 1, testFrame(0), "xdphash hash=00000001 vlan_tag=0x8100:0x0064").spb(testFrame(1))
+	r, err := Open(bytes.NewReader(f.b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []dissect.VLANTag{{TPID: 0x8100, TCI: 0x64}, {}} {
+		_, _, tag, err := ReadTagged(r, dissect.VLANTag{})
+		if err != nil {
+			t.Fatalf("frame %d: %v", i, err)
+		}
+		if tag != want {
+			t.Errorf("frame %d: tag %v, want %v", i, tag, want)
 		}
 	}
 }
