@@ -79,9 +79,10 @@ func appendHex32(b []byte, v uint32) []byte {
 }
 
 // ParseComment reads a comment that Comment.AppendTo wrote. ok is false for
-// a comment that is not xdphash's (it lacks CommentPrefix); a comment of
-// xdphash's without hash= or vlan_tag=, or with a field it cannot read, is an
-// error. Fields it does not know are skipped.
+// a comment that is not xdphash's (it lacks CommentPrefix); a comment with
+// the prefix but without hash= or vlan_tag=, or with a field it cannot read,
+// is an error that says why (FrameComment takes it for a user's comment).
+// Fields it does not know are skipped.
 func ParseComment(s string) (c Comment, ok bool, err error) {
 	rest, found := strings.CutPrefix(s, CommentPrefix)
 	if !found {
@@ -147,19 +148,23 @@ type Commented interface {
 
 // FrameComment returns the comment xdphash run --write gave the record that
 // r returned last: ok is false when it has none (a pcap file, a frame of
-// another tool's).
-func FrameComment(r Reader) (c Comment, ok bool, err error) {
+// another tool's). A comment that starts with CommentPrefix but does not
+// parse as one of xdphash's is a user's comment, not an error: it is kept in
+// the file and not read.
+func FrameComment(r Reader) (c Comment, ok bool) {
 	cr, is := r.(Commented)
 	if !is {
-		return Comment{}, false, nil
+		return Comment{}, false
 	}
 	for _, text := range cr.PacketComments() {
 		if !strings.HasPrefix(string(text), CommentPrefix) {
 			continue
 		}
-		return ParseComment(string(text))
+		if c, ok, err := ParseComment(string(text)); ok && err == nil {
+			return c, true
+		}
 	}
-	return Comment{}, false, nil
+	return Comment{}, false
 }
 
 // ReadTagged reads the next frame of r and the metadata VLAN tag to dissect
@@ -170,11 +175,7 @@ func ReadTagged(r Reader, def dissect.VLANTag) ([]byte, gopacket.CaptureInfo, di
 	if err != nil {
 		return frame, info, def, err
 	}
-	c, ok, err := FrameComment(r)
-	switch {
-	case err != nil:
-		return frame, info, def, err
-	case ok:
+	if c, ok := FrameComment(r); ok {
 		return frame, info, c.Tag, nil
 	}
 	return frame, info, def, nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"os/signal"
@@ -226,6 +227,19 @@ func writeProfile(cmd *cobra.Command, opts *pktgenOptions) error {
 	if err != nil {
 		return err
 	}
+	pps := 1e6 // 1 µs apart
+	if opts.rate.pps > 0 {
+		pps = opts.rate.pps
+	}
+	// The frames are stamped from now at pps; the last stamp must fit the
+	// nanoseconds since 1970 that a pcapng's 64-bit timestamps and
+	// time.Duration hold, or the stamps wrap and run backwards.
+	start := time.Now()
+	nsPerFrame := 1e9 / pps
+	if span := float64(opts.count-1) * nsPerFrame; span >= float64(math.MaxInt64-start.UnixNano()) {
+		return &usageError{cmd: cmd, err: fmt.Errorf("--rate %s with --count %d: the last frame would be stamped %.3g s after the first, past the year 2262 that nanosecond timestamps reach; raise --rate or lower --count",
+			opts.rate.String(), opts.count, span/1e9)}
+	}
 	out, err := createOutput(opts.write)
 	if err != nil {
 		return err
@@ -239,14 +253,9 @@ func writeProfile(cmd *cobra.Command, opts *pktgenOptions) error {
 	if err != nil {
 		return fmt.Errorf("write %s: %w", opts.write, err)
 	}
-	gap := time.Microsecond
-	if opts.rate.pps > 0 {
-		gap = time.Duration(float64(time.Second) / opts.rate.pps)
-	}
-	start := time.Now()
 	st := sched.Stream(1)
 	for i := range opts.count {
-		f := capture.Frame{Data: st.Next(), Time: start.Add(time.Duration(i) * gap)}
+		f := capture.Frame{Data: st.Next(), Time: start.Add(time.Duration(float64(i) * nsPerFrame))}
 		if err := w.Write(&f); err != nil {
 			return fmt.Errorf("write %s: %w", opts.write, err)
 		}
