@@ -78,6 +78,10 @@ const (
 	// interface headers, packets): a packet of maxSnapLen with room for
 	// options. Blocks it skips are not held in memory and have no bound.
 	maxNgBlock = maxSnapLen + 1<<16
+	// maxNgInterfaces bounds the interface descriptions of one section,
+	// which the reader holds: far more than any capture tool writes, and a
+	// few MB of memory at most however small a compressed file makes them.
+	maxNgInterfaces = 1 << 16
 
 	ngSectionHeader    = 0x0a0d0d0a
 	ngInterface        = 1
@@ -399,6 +403,9 @@ func (r *ngReader) parse(typ uint32, body []byte, start int64) error {
 		if r.haveLink && iface.linkType != r.linkType {
 			return fmt.Errorf("interface description at offset %d: link type %s (%d), but the capture's first interface is %s (%d): xdphash reads one link type per file",
 				start, iface.linkType, uint16(iface.linkType), r.linkType, uint16(r.linkType))
+		}
+		if len(r.ifaces) >= maxNgInterfaces {
+			return fmt.Errorf("interface description at offset %d: more than %d interfaces in one section", start, maxNgInterfaces)
 		}
 		r.linkType, r.haveLink = iface.linkType, true
 		r.ifaces = append(r.ifaces, iface)
