@@ -1,10 +1,12 @@
 package capture
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/gopacket/gopacket"
 
@@ -152,20 +154,38 @@ type Commented interface {
 // parse as one of xdphash's is a user's comment, not an error: it is kept in
 // the file and not read.
 func FrameComment(r Reader) (c Comment, ok bool) {
+	c, ok = frameComment(r)
+	c.Source, c.Path, c.DeviceHashType = strings.Clone(c.Source), strings.Clone(c.Path), strings.Clone(c.DeviceHashType)
+	return c, ok
+}
+
+// FrameTag returns the metadata VLAN tag that the comment from xdphash run
+// --write of the record r returned last records: what FrameComment reads,
+// without allocating.
+func FrameTag(r Reader) (dissect.VLANTag, bool) {
+	c, ok := frameComment(r)
+	return c.Tag, ok
+}
+
+// frameComment is FrameComment with strings that view the reader's buffer,
+// valid until its next read.
+func frameComment(r Reader) (Comment, bool) {
 	cr, is := r.(Commented)
 	if !is {
 		return Comment{}, false
 	}
 	for _, text := range cr.PacketComments() {
-		if !strings.HasPrefix(string(text), CommentPrefix) {
+		if !bytes.HasPrefix(text, commentPrefix) {
 			continue
 		}
-		if c, ok, err := ParseComment(string(text)); ok && err == nil {
+		if c, ok, err := ParseComment(unsafe.String(unsafe.SliceData(text), len(text))); ok && err == nil {
 			return c, true
 		}
 	}
 	return Comment{}, false
 }
+
+var commentPrefix = []byte(CommentPrefix)
 
 // ReadTagged reads the next frame of r and the metadata VLAN tag to dissect
 // it with: the one its comment from xdphash run --write records (vlan_tag=),
@@ -175,8 +195,8 @@ func ReadTagged(r Reader, def dissect.VLANTag) ([]byte, gopacket.CaptureInfo, di
 	if err != nil {
 		return frame, info, def, err
 	}
-	if c, ok := FrameComment(r); ok {
-		return frame, info, c.Tag, nil
+	if tag, ok := FrameTag(r); ok {
+		return frame, info, tag, nil
 	}
 	return frame, info, def, nil
 }

@@ -83,3 +83,29 @@ func TestUserCommentWithPrefix(t *testing.T) {
 		}
 	}
 }
+
+// TestFrameTagAllocs: reading a frame's metadata VLAN tag from its comment
+// allocates nothing, so a replay can do it per frame.
+func TestFrameTagAllocs(t *testing.T) {
+	var f ngFile
+	f.section().iface(0)
+	c := Comment{Hash: 1, Source: "kernel", Path: "slow", Tag: dissect.VLANTag{TPID: 0x8100, TCI: 5}}
+	for i := range 200 {
+		f.epb(0, uint64(i), testFrame(i), "a user's note", c.String())
+	}
+	r, err := Open(bytes.NewReader(f.b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	allocs := testing.AllocsPerRun(100, func() {
+		if _, _, err := r.ZeroCopyReadPacketData(); err != nil {
+			t.Fatal(err)
+		}
+		if tag, ok := FrameTag(r); !ok || tag != c.Tag {
+			t.Fatalf("tag %v, %v", tag, ok)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations a frame, want 0", allocs)
+	}
+}

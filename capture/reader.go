@@ -238,6 +238,7 @@ type ngReader struct {
 	linkType layers.LinkType // the first interface's
 	haveLink bool            // whether an interface was described yet
 	hdr      [ngBlockHeader]byte
+	word     [4]byte  // a byte-order magic or a block's closing length: a field, so reading it allocates nothing
 	comments [][]byte // the last packet's opt_comment options, views into its block
 }
 
@@ -307,14 +308,14 @@ func (r *ngReader) block() (typ uint32, body []byte, err error) {
 	typ = binary.BigEndian.Uint32(r.hdr[:4]) // a section header's type reads the same both ways
 	if typ == ngSectionHeader {
 		// The byte-order magic after the length says how to read it.
-		var bom [4]byte
-		if err := r.fill(bom[:], false); err != nil {
+		bom := r.word[:]
+		if err := r.fill(bom, false); err != nil {
 			return 0, nil, err
 		}
 		switch {
-		case binary.BigEndian.Uint32(bom[:]) == ngByteOrderMagic:
+		case binary.BigEndian.Uint32(bom) == ngByteOrderMagic:
 			r.order = binary.BigEndian
-		case binary.LittleEndian.Uint32(bom[:]) == ngByteOrderMagic:
+		case binary.LittleEndian.Uint32(bom) == ngByteOrderMagic:
 			r.order = binary.LittleEndian
 		default:
 			return 0, nil, fmt.Errorf("section header at offset %d: byte-order magic % x, want 1a2b3c4d in either order", start, bom)
@@ -356,11 +357,10 @@ func (r *ngReader) block() (typ uint32, body []byte, err error) {
 			return 0, nil, err
 		}
 	}
-	var end [4]byte
-	if err := r.fill(end[:], false); err != nil {
+	if err := r.fill(r.word[:], false); err != nil {
 		return 0, nil, err
 	}
-	if trailer := r.order.Uint32(end[:]); trailer != length {
+	if trailer := r.order.Uint32(r.word[:]); trailer != length {
 		return 0, nil, fmt.Errorf("%s at offset %d: length %d at its start, %d at its end", ngBlockName(typ), start, length, trailer)
 	}
 	return typ, body, nil

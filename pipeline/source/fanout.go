@@ -4,6 +4,8 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+
+	"github.com/xdphash/xdphash/internal/kernel"
 )
 
 // fanoutBatches is the number of batches each queue of a Fanout circulates
@@ -44,6 +46,9 @@ type fanoutBatch struct {
 	frames  [][]byte
 	wireLen []int
 	arrival []int64
+	// meta holds each frame's metadata once a frame with some (a VLAN tag
+	// that a capture's comment records) was added, and is empty before.
+	meta []kernel.XDPMetadata
 }
 
 // NewFanout returns queues virtual queues (at least 1) of batches of up to
@@ -57,6 +62,7 @@ func NewFanout(queues, batch int, live bool) *Fanout {
 				frames:  make([][]byte, 0, batch),
 				wireLen: make([]int, 0, batch),
 				arrival: make([]int64, 0, batch),
+				meta:    make([]kernel.XDPMetadata, 0, batch),
 			}
 		}
 		f.queues = append(f.queues, q)
@@ -71,9 +77,10 @@ func (f *Fanout) Queues() []QueueSource { return queueSources(f.queues) }
 func (f *Fanout) Len() int { return len(f.queues) }
 
 // Add copies a frame into queue q's pending batch and hands the batch out
-// when it is full. False when the Fanout was closed.
-func (f *Fanout) Add(q int, data []byte, wireLen int, at int64) bool {
-	return f.queues[q].add(data, wireLen, at)
+// when it is full; meta, when not nil and Valid, is what the frame came with
+// (Batch.Meta). False when the Fanout was closed.
+func (f *Fanout) Add(q int, data []byte, wireLen int, at int64, meta *kernel.XDPMetadata) bool {
+	return f.queues[q].add(data, wireLen, at, meta)
 }
 
 // Flush hands out every queue's pending batch that holds a frame.
@@ -103,7 +110,7 @@ func (f *Fanout) Done() <-chan struct{} { return f.done }
 
 func (f *Fanout) closed() bool { return isClosed(f.done) }
 
-func (q *fanoutQueue) add(data []byte, wireLen int, at int64) bool {
+func (q *fanoutQueue) add(data []byte, wireLen int, at int64, meta *kernel.XDPMetadata) bool {
 	if q.pending == nil {
 		if q.fan.live {
 			select {
@@ -126,6 +133,15 @@ func (q *fanoutQueue) add(data []byte, wireLen int, at int64) bool {
 	b.frames = append(b.frames, b.arena[off:len(b.arena):len(b.arena)])
 	b.wireLen = append(b.wireLen, wireLen)
 	b.arrival = append(b.arrival, at)
+	switch {
+	case meta != nil && meta.Valid:
+		for len(b.meta) < len(b.frames)-1 {
+			b.meta = append(b.meta, kernel.XDPMetadata{})
+		}
+		b.meta = append(b.meta, *meta)
+	case len(b.meta) > 0:
+		b.meta = append(b.meta, kernel.XDPMetadata{})
+	}
 	if len(b.frames) == cap(b.frames) {
 		q.flush()
 	}
@@ -154,7 +170,7 @@ func (q *fanoutQueue) Receive(b *Batch) error {
 		c := q.cur
 		// Frames slice the arena; when the arena grew, earlier frames keep
 		// the old array alive until the batch is reused, and no longer.
-		c.arena, c.frames, c.wireLen, c.arrival = c.arena[:0], c.frames[:0], c.wireLen[:0], c.arrival[:0]
+		c.arena, c.frames, c.wireLen, c.arrival, c.meta = c.arena[:0], c.frames[:0], c.wireLen[:0], c.arrival[:0], c.meta[:0]
 		q.free <- c
 		q.cur = nil
 	}
@@ -175,6 +191,7 @@ func (q *fanoutQueue) Receive(b *Batch) error {
 			b.Append(f, fb.wireLen[i], fb.arrival[i])
 			bytes += uint64(fb.wireLen[i])
 		}
+		b.Meta = append(b.Meta, fb.meta...)
 		q.frames.Add(uint64(len(fb.frames)))
 		q.bytes.Add(bytes)
 		return nil

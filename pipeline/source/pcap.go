@@ -6,9 +6,11 @@ import (
 	"io"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/xdphash/xdphash/capture"
+	"github.com/xdphash/xdphash/internal/kernel"
 )
 
 // PcapConfig describes a pcap or pcapng file source: one receive queue (a
@@ -44,8 +46,13 @@ type pcapSource struct {
 
 	closeOnce  sync.Once
 	readerDone chan struct{}
-	pacer      pacer // the reader's, for paced replays
+	pacer      pacer              // the reader's, for paced replays
+	meta       kernel.XDPMetadata // the reader's, for the frame it adds
 }
+
+// noData is the error a metadata kfunc returns for what the device did not
+// give: a capture records no device hash or timestamp the replay hands on.
+var noData = kernel.KfuncErr(syscall.ENODATA)
 
 // OpenPcap opens the capture file path ("-" for stdin) and starts reading it.
 func OpenPcap(path string, cfg PcapConfig) (Source, error) {
@@ -154,7 +161,15 @@ func (s *pcapSource) read() {
 			}
 			at = s.cfg.Clock()
 		}
-		if !s.fan.Add(0, data, ci.Length, at) {
+		// A frame that xdphash run --write recorded with a metadata VLAN
+		// tag comes with it, as from the device: the receive loop dissects
+		// it with the tag, as dissect does.
+		var meta *kernel.XDPMetadata
+		if tag, ok := capture.FrameTag(s.reader); ok && !tag.IsZero() {
+			s.meta = kernel.XDPMetadata{Valid: true, VLANProto: tag.TPID, VLANTCI: tag.TCI, HashErr: noData, TimestampErr: noData}
+			meta = &s.meta
+		}
+		if !s.fan.Add(0, data, ci.Length, at, meta) {
 			s.fan.End(nil)
 			return
 		}
