@@ -20,6 +20,9 @@ type Reader interface {
 	// the next call. A clean end of the file is io.EOF.
 	ZeroCopyReadPacketData() ([]byte, gopacket.CaptureInfo, error)
 	LinkType() layers.LinkType
+	// Buffered is the number of bytes of the input the reader holds; at 0
+	// the next read asks the input, which may block (a pipe, a FIFO).
+	Buffered() int
 }
 
 // File magics: the first four bytes as a big-endian number.
@@ -125,6 +128,10 @@ func (rr *recordReader) fill(p []byte, atStart bool) error {
 	}
 	return fmt.Errorf("read at offset %d: %w", rr.off, err)
 }
+
+// Buffered is the number of bytes the reader holds: while it is 0, the next
+// read asks the input, which may block (a pipe, a FIFO).
+func (rr *recordReader) Buffered() int { return rr.r.Buffered() }
 
 // next reads n bytes into the record buffer.
 func (rr *recordReader) next(n int) ([]byte, error) {
