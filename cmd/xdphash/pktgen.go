@@ -104,7 +104,7 @@ sample for xdphash dissect, verify --pcap and run --pcap.`,
 				if opts.iface != "" || opts.duration != 0 || opts.count == 0 || opts.count > maxWriteFrames {
 					return &usageError{cmd: cmd, err: fmt.Errorf("--write takes --count (1 to %d frames) and no --iface or --duration", maxWriteFrames)}
 				}
-				return writeProfile(cmd, &opts)
+				return writeProfile(cmd, root.logger(cmd), &opts)
 			}
 			switch {
 			case opts.iface == "":
@@ -215,7 +215,7 @@ var writeDstMAC = net.HardwareAddr{0x02, 0x78, 0x64, 0x70, 0x00, 0x01}
 
 // writeProfile writes opts.count frames of the profile to opts.write as
 // pcapng, stamped 1 µs apart or at --rate.
-func writeProfile(cmd *cobra.Command, opts *pktgenOptions) error {
+func writeProfile(cmd *cobra.Command, log *slog.Logger, opts *pktgenOptions) error {
 	dst := writeDstMAC
 	if opts.dstMAC != "" {
 		var err error
@@ -253,9 +253,15 @@ func writeProfile(cmd *cobra.Command, opts *pktgenOptions) error {
 	if err != nil {
 		return fmt.Errorf("write %s: %w", opts.write, err)
 	}
+	// SIGINT or SIGTERM ends the writing: the frames written so far are a
+	// valid capture, committed as any other.
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	log.Debug("writing frames", "profile", prof.Name, "frames", opts.count, "to", opts.write)
 	st := sched.Stream(1)
-	for i := range opts.count {
-		f := capture.Frame{Data: st.Next(), Time: start.Add(time.Duration(float64(i) * nsPerFrame))}
+	var written uint64
+	for ; written < opts.count && ctx.Err() == nil; written++ {
+		f := capture.Frame{Data: st.Next(), Time: start.Add(time.Duration(float64(written) * nsPerFrame))}
 		if err := w.Write(&f); err != nil {
 			return fmt.Errorf("write %s: %w", opts.write, err)
 		}
@@ -265,6 +271,10 @@ func writeProfile(cmd *cobra.Command, opts *pktgenOptions) error {
 	}
 	if err := out.Commit(nil); err != nil {
 		return err
+	}
+	if written < opts.count {
+		fmt.Fprintf(cmd.OutOrStdout(), "profile %s: interrupted: %d of %d frames written to %s\n", prof.Name, written, opts.count, opts.write)
+		return &exitError{code: exitInterrupted, err: fmt.Errorf("interrupted after %d of %d frames", written, opts.count)}
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "profile %s: %d frames written to %s\n", prof.Name, opts.count, opts.write)
 	return nil
