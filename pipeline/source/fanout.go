@@ -13,6 +13,21 @@ import (
 // filling or ready.
 const fanoutBatches = 4
 
+// MaxFanoutMemory bounds the bytes of frames that a Fanout's batches hold
+// together, whatever the batch size, the frames' size and the number of
+// queues: a batch is handed out before its frames would pass its share
+// (MaxFanoutMemory over the queues' batches, at least minBatchBytes), when
+// it holds fewer frames than the batch size.
+const MaxFanoutMemory = 64 << 20
+
+// minBatchBytes is the least share of a batch: room for a few of the
+// longest frames a capture holds.
+const minBatchBytes = 1 << 20
+
+// initialFrameBytes sizes a new arena: a batch of frames this long fits;
+// longer frames make it double.
+const initialFrameBytes = 2048
+
 // Fanout is a set of virtual receive queues that one goroutine, the filler
 // (a capture's reader, or a stage that spreads one stream over queues as a
 // NIC's RSS does), fills frame by frame: Add copies a frame into the pending
@@ -21,11 +36,13 @@ const fanoutBatches = 4
 // RxRingFull, as a NIC drops on a full RX ring); otherwise the filler waits.
 // Nothing is allocated per frame once the batches' arenas have grown.
 type Fanout struct {
-	queues    []*fanoutQueue
-	live      bool
-	done      chan struct{} // closed by Close
-	closeOnce sync.Once
-	err       error // the filler's end: nil at the end of the stream; set before the queues' full channels close
+	queues     []*fanoutQueue
+	live       bool
+	batchBytes int           // the most bytes of frames a batch's arena holds, but for one longer frame
+	batch      int           // the most frames of a batch
+	done       chan struct{} // closed by Close
+	closeOnce  sync.Once
+	err        error // the filler's end: nil at the end of the stream; set before the queues' full channels close
 }
 
 type fanoutQueue struct {
@@ -47,14 +64,20 @@ type fanoutBatch struct {
 	wireLen []int
 	arrival []int64
 	// meta holds each frame's metadata once a frame with some (a VLAN tag
-	// that a capture's comment records) was added, and is empty before.
+	// that a capture's comment records) was added, and is empty before; it
+	// grows only for such frames.
 	meta []kernel.XDPMetadata
+	// short: the arena filled before the batch had its frames, and is
+	// below its share: it doubles when the batch is empty again.
+	short bool
 }
 
 // NewFanout returns queues virtual queues (at least 1) of batches of up to
 // batch frames; live makes it drop rather than wait.
 func NewFanout(queues, batch int, live bool) *Fanout {
 	f := &Fanout{live: live, done: make(chan struct{})}
+	f.batchBytes = max(MaxFanoutMemory/(max(queues, 1)*fanoutBatches), minBatchBytes)
+	f.batch = max(batch, 1)
 	for i := range max(queues, 1) {
 		q := &fanoutQueue{fan: f, index: i, full: make(chan *fanoutBatch, fanoutBatches), free: make(chan *fanoutBatch, fanoutBatches)}
 		for range fanoutBatches {
@@ -62,7 +85,6 @@ func NewFanout(queues, batch int, live bool) *Fanout {
 				frames:  make([][]byte, 0, batch),
 				wireLen: make([]int, 0, batch),
 				arrival: make([]int64, 0, batch),
-				meta:    make([]kernel.XDPMetadata, 0, batch),
 			}
 		}
 		f.queues = append(f.queues, q)
@@ -128,6 +150,22 @@ func (q *fanoutQueue) add(data []byte, wireLen int, at int64, meta *kernel.XDPMe
 		}
 	}
 	b := q.pending
+	if len(b.arena)+len(data) > cap(b.arena) {
+		if len(b.frames) > 0 {
+			// The arena is full: hand the batch out rather than grow it
+			// under its frames, and grow it when it is empty again.
+			b.short = cap(b.arena) < q.fan.batchBytes
+			q.flush()
+			return q.add(data, wireLen, at, meta)
+		}
+		// Empty, so nothing slices the arena: replace it, doubling a
+		// short one up to the batch's share.
+		n := min(q.fan.batchBytes, q.fan.batch*initialFrameBytes)
+		if b.short {
+			n = min(q.fan.batchBytes, 2*cap(b.arena))
+		}
+		b.arena, b.short = make([]byte, 0, max(n, len(data))), false
+	}
 	off := len(b.arena)
 	b.arena = append(b.arena, data...)
 	b.frames = append(b.frames, b.arena[off:len(b.arena):len(b.arena)])
@@ -168,8 +206,6 @@ func (q *fanoutQueue) Receive(b *Batch) error {
 	}
 	if q.cur != nil {
 		c := q.cur
-		// Frames slice the arena; when the arena grew, earlier frames keep
-		// the old array alive until the batch is reused, and no longer.
 		c.arena, c.frames, c.wireLen, c.arrival, c.meta = c.arena[:0], c.frames[:0], c.wireLen[:0], c.arrival[:0], c.meta[:0]
 		q.free <- c
 		q.cur = nil

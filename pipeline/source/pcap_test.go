@@ -238,6 +238,7 @@ func TestPcapPipePartialBatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer pr.Close()
 	defer pw.Close()
 	go func() {
 		// The pipe's buffer holds the 10 frames: the write returns.
