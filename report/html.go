@@ -105,7 +105,7 @@ figure { margin: 1em 0; } figcaption { font-weight: bold; }
 <table><tr><th>verdict</th><th>check</th><th>detail</th></tr>
 {{range .P.Checks}}<tr><td class="{{.Verdict}}">{{.Verdict}}</td><td class="l">{{.Name}}</td><td class="pre">{{.Detail}}</td></tr>
 {{end}}</table>{{end}}
-<p>{{.M.Flows}} flows; received {{.M.Received}}, processed {{.M.Processed}}, dropped {{sumDrops .M.Drops false}} after receive{{if not .M.Balanced}} (accounting does not balance){{end}}; {{sumDrops .M.Drops true}} dropped by the kernel before it.</p>
+<p>{{.M.Flows}} flows; received {{.M.Received}}, processed {{.M.Processed}}, unserved {{.M.Unserved}}, dropped {{sumDrops .M.Drops false}} after receive{{if not .M.Balanced}} (accounting does not balance){{end}}; {{sumDrops .M.Drops true}} dropped by the kernel before it.</p>
 <h2>Receive queues</h2>
 {{template "spread" .M.Queues}}
 <h2>Workers</h2>

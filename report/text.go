@@ -29,8 +29,8 @@ func (m *Measures) WriteText(w io.Writer) error {
 	r := &m.Run
 	ew.printf("run: source %s, hash %s, steer %s, consumer %s, %v\n",
 		cmp.Or(r.Source, "?"), cmp.Or(r.Hash, "?"), cmp.Or(r.Steer, "?"), cmp.Or(r.Consumer, "?"), time.Duration(r.DurationNs).Round(time.Millisecond))
-	ew.printf("flows: %d; received %d, processed %d, dropped %d after receive%s; %d dropped by the kernel before it\n\n",
-		m.Flows, m.Received, m.Processed, sumDrops(m.Drops, false), map[bool]string{true: "", false: " (accounting does not balance)"}[m.Balanced],
+	ew.printf("flows: %d; received %d, processed %d, unserved %d, dropped %d after receive%s; %d dropped by the kernel before it\n\n",
+		m.Flows, m.Received, m.Processed, m.Unserved, sumDrops(m.Drops, false), map[bool]string{true: "", false: " (accounting does not balance)"}[m.Balanced],
 		sumDrops(m.Drops, true))
 
 	ew.printf("receive queues\n")
