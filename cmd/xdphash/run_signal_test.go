@@ -142,8 +142,10 @@ func TestPktgenWriteSIGINT(t *testing.T) {
 		}
 		frames++
 	}
-	if !errors.Is(err, io.EOF) || frames == 0 || frames >= 10000000 {
-		t.Errorf("the interrupted capture: %d frames, then %v; want some, then a clean end", frames, err)
+	// The signal may come before the first frame: a capture of none is
+	// valid too.
+	if !errors.Is(err, io.EOF) || frames >= 10000000 {
+		t.Errorf("the interrupted capture: %d frames, then %v; want fewer than all, then a clean end", frames, err)
 	}
 	if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) != 0 {
 		t.Errorf("left behind: %v", left)
