@@ -1,10 +1,12 @@
 package capture
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/gopacket/gopacket"
 
@@ -79,9 +81,10 @@ func appendHex32(b []byte, v uint32) []byte {
 }
 
 // ParseComment reads a comment that Comment.AppendTo wrote. ok is false for
-// a comment that is not xdphash's (it lacks CommentPrefix); a comment of
-// xdphash's without hash= or vlan_tag=, or with a field it cannot read, is an
-// error. Fields it does not know are skipped.
+// a comment that is not xdphash's (it lacks CommentPrefix); a comment with
+// the prefix but without hash= or vlan_tag=, or with a field it cannot read,
+// is an error that says why (FrameComment takes it for a user's comment).
+// Fields it does not know are skipped.
 func ParseComment(s string) (c Comment, ok bool, err error) {
 	rest, found := strings.CutPrefix(s, CommentPrefix)
 	if !found {
@@ -147,20 +150,42 @@ type Commented interface {
 
 // FrameComment returns the comment xdphash run --write gave the record that
 // r returned last: ok is false when it has none (a pcap file, a frame of
-// another tool's).
-func FrameComment(r Reader) (c Comment, ok bool, err error) {
+// another tool's). A comment that starts with CommentPrefix but does not
+// parse as one of xdphash's is a user's comment, not an error: it is kept in
+// the file and not read.
+func FrameComment(r Reader) (c Comment, ok bool) {
+	c, ok = frameComment(r)
+	c.Source, c.Path, c.DeviceHashType = strings.Clone(c.Source), strings.Clone(c.Path), strings.Clone(c.DeviceHashType)
+	return c, ok
+}
+
+// FrameTag returns the metadata VLAN tag that the comment from xdphash run
+// --write of the record r returned last records: what FrameComment reads,
+// without allocating.
+func FrameTag(r Reader) (dissect.VLANTag, bool) {
+	c, ok := frameComment(r)
+	return c.Tag, ok
+}
+
+// frameComment is FrameComment with strings that view the reader's buffer,
+// valid until its next read.
+func frameComment(r Reader) (Comment, bool) {
 	cr, is := r.(Commented)
 	if !is {
-		return Comment{}, false, nil
+		return Comment{}, false
 	}
 	for _, text := range cr.PacketComments() {
-		if !strings.HasPrefix(string(text), CommentPrefix) {
+		if !bytes.HasPrefix(text, commentPrefix) {
 			continue
 		}
-		return ParseComment(string(text))
+		if c, ok, err := ParseComment(unsafe.String(unsafe.SliceData(text), len(text))); ok && err == nil {
+			return c, true
+		}
 	}
-	return Comment{}, false, nil
+	return Comment{}, false
 }
+
+var commentPrefix = []byte(CommentPrefix)
 
 // ReadTagged reads the next frame of r and the metadata VLAN tag to dissect
 // it with: the one its comment from xdphash run --write records (vlan_tag=),
@@ -170,12 +195,8 @@ func ReadTagged(r Reader, def dissect.VLANTag) ([]byte, gopacket.CaptureInfo, di
 	if err != nil {
 		return frame, info, def, err
 	}
-	c, ok, err := FrameComment(r)
-	switch {
-	case err != nil:
-		return frame, info, def, err
-	case ok:
-		return frame, info, c.Tag, nil
+	if tag, ok := FrameTag(r); ok {
+		return frame, info, tag, nil
 	}
 	return frame, info, def, nil
 }

@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/xdphash/xdphash/dissect"
@@ -55,5 +56,56 @@ func TestParseComment(t *testing.T) {
 	// A field this version does not know is skipped.
 	if c, ok, err := ParseComment("xdphash hash=00000002 later=1 vlan_tag="); err != nil || !ok || c.Hash != 2 {
 		t.Errorf("a later field: %+v, %v, %v", c, ok, err)
+	}
+}
+
+// TestUserCommentWithPrefix: a user's comment that starts with "xdphash "
+// but is not one of xdphash's is read past, not an error, and a comment of
+// xdphash's after it on the same frame still counts.
+func TestUserCommentWithPrefix(t *testing.T) {
+	tag := dissect.VLANTag{TPID: 0x8100, TCI: 7}
+	var f ngFile
+	f.section().iface(0).
+		epb(0, 1, testFrame(0), "xdphash is what made this file").
+		epb(0, 2, testFrame(1), "xdphash hash=nothex vlan_tag=", "xdphash hash=00000001 vlan_tag=0x8100:0x0007")
+	r, err := Open(bytes.NewReader(f.b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := dissect.VLANTag{TPID: 0x88a8, TCI: 1}
+	for i, want := range []dissect.VLANTag{def, tag} {
+		_, _, got, err := ReadTagged(r, def)
+		if err != nil {
+			t.Fatalf("frame %d: %v", i, err)
+		}
+		if got != want {
+			t.Errorf("frame %d: tag %v, want %v", i, got, want)
+		}
+	}
+}
+
+// TestFrameTagAllocs: reading a frame's metadata VLAN tag from its comment
+// allocates nothing, so a replay can do it per frame.
+func TestFrameTagAllocs(t *testing.T) {
+	var f ngFile
+	f.section().iface(0)
+	c := Comment{Hash: 1, Source: "kernel", Path: "slow", Tag: dissect.VLANTag{TPID: 0x8100, TCI: 5}}
+	for i := range 200 {
+		f.epb(0, uint64(i), testFrame(i), "a user's note", c.String())
+	}
+	r, err := Open(bytes.NewReader(f.b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	allocs := testing.AllocsPerRun(100, func() {
+		if _, _, err := r.ZeroCopyReadPacketData(); err != nil {
+			t.Fatal(err)
+		}
+		if tag, ok := FrameTag(r); !ok || tag != c.Tag {
+			t.Fatalf("tag %v, %v", tag, ok)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations a frame, want 0", allocs)
 	}
 }

@@ -20,6 +20,9 @@ type Reader interface {
 	// the next call. A clean end of the file is io.EOF.
 	ZeroCopyReadPacketData() ([]byte, gopacket.CaptureInfo, error)
 	LinkType() layers.LinkType
+	// Buffered is the number of bytes of the input the reader holds; at 0
+	// the next read asks the input, which may block (a pipe, a FIFO).
+	Buffered() int
 }
 
 // File magics: the first four bytes as a big-endian number.
@@ -78,6 +81,10 @@ const (
 	// interface headers, packets): a packet of maxSnapLen with room for
 	// options. Blocks it skips are not held in memory and have no bound.
 	maxNgBlock = maxSnapLen + 1<<16
+	// maxNgInterfaces bounds the interface descriptions of one section,
+	// which the reader holds: far more than any capture tool writes, and a
+	// few MB of memory at most however small a compressed file makes them.
+	maxNgInterfaces = 1 << 16
 
 	ngSectionHeader    = 0x0a0d0d0a
 	ngInterface        = 1
@@ -121,6 +128,10 @@ func (rr *recordReader) fill(p []byte, atStart bool) error {
 	}
 	return fmt.Errorf("read at offset %d: %w", rr.off, err)
 }
+
+// Buffered is the number of bytes the reader holds: while it is 0, the next
+// read asks the input, which may block (a pipe, a FIFO).
+func (rr *recordReader) Buffered() int { return rr.r.Buffered() }
 
 // next reads n bytes into the record buffer.
 func (rr *recordReader) next(n int) ([]byte, error) {
@@ -234,6 +245,7 @@ type ngReader struct {
 	linkType layers.LinkType // the first interface's
 	haveLink bool            // whether an interface was described yet
 	hdr      [ngBlockHeader]byte
+	word     [4]byte  // a byte-order magic or a block's closing length: a field, so reading it allocates nothing
 	comments [][]byte // the last packet's opt_comment options, views into its block
 }
 
@@ -303,14 +315,14 @@ func (r *ngReader) block() (typ uint32, body []byte, err error) {
 	typ = binary.BigEndian.Uint32(r.hdr[:4]) // a section header's type reads the same both ways
 	if typ == ngSectionHeader {
 		// The byte-order magic after the length says how to read it.
-		var bom [4]byte
-		if err := r.fill(bom[:], false); err != nil {
+		bom := r.word[:]
+		if err := r.fill(bom, false); err != nil {
 			return 0, nil, err
 		}
 		switch {
-		case binary.BigEndian.Uint32(bom[:]) == ngByteOrderMagic:
+		case binary.BigEndian.Uint32(bom) == ngByteOrderMagic:
 			r.order = binary.BigEndian
-		case binary.LittleEndian.Uint32(bom[:]) == ngByteOrderMagic:
+		case binary.LittleEndian.Uint32(bom) == ngByteOrderMagic:
 			r.order = binary.LittleEndian
 		default:
 			return 0, nil, fmt.Errorf("section header at offset %d: byte-order magic % x, want 1a2b3c4d in either order", start, bom)
@@ -352,11 +364,10 @@ func (r *ngReader) block() (typ uint32, body []byte, err error) {
 			return 0, nil, err
 		}
 	}
-	var end [4]byte
-	if err := r.fill(end[:], false); err != nil {
+	if err := r.fill(r.word[:], false); err != nil {
 		return 0, nil, err
 	}
-	if trailer := r.order.Uint32(end[:]); trailer != length {
+	if trailer := r.order.Uint32(r.word[:]); trailer != length {
 		return 0, nil, fmt.Errorf("%s at offset %d: length %d at its start, %d at its end", ngBlockName(typ), start, length, trailer)
 	}
 	return typ, body, nil
@@ -400,6 +411,9 @@ func (r *ngReader) parse(typ uint32, body []byte, start int64) error {
 			return fmt.Errorf("interface description at offset %d: link type %s (%d), but the capture's first interface is %s (%d): xdphash reads one link type per file",
 				start, iface.linkType, uint16(iface.linkType), r.linkType, uint16(r.linkType))
 		}
+		if len(r.ifaces) >= maxNgInterfaces {
+			return fmt.Errorf("interface description at offset %d: more than %d interfaces in one section", start, maxNgInterfaces)
+		}
 		r.linkType, r.haveLink = iface.linkType, true
 		r.ifaces = append(r.ifaces, iface)
 	}
@@ -413,6 +427,7 @@ func (r *ngReader) packet(typ uint32, body []byte, start int64) ([]byte, gopacke
 		iface int
 		data  []byte
 	)
+	r.comments = r.comments[:0] // a block's comments are its own; a simple packet block has none
 	bad := func(format string, args ...any) ([]byte, gopacket.CaptureInfo, error) {
 		return nil, gopacket.CaptureInfo{}, fmt.Errorf("%s at offset %d: %s", ngBlockName(typ), start, fmt.Sprintf(format, args...))
 	}
@@ -450,7 +465,6 @@ func (r *ngReader) packet(typ uint32, body []byte, start int64) ([]byte, gopacke
 		return bad("captured length %d exceeds interface %d's snap length %d", capLen, iface, r.ifaces[iface].snapLen)
 	}
 	data = body[ngEnhancedFixedLen : ngEnhancedFixedLen+capLen]
-	r.comments = r.comments[:0]
 	opts := body[min(len(body), ngEnhancedFixedLen+int(capLen+3)&^3):]
 	for len(opts) >= 4 {
 		code, n := r.order.Uint16(opts), int(r.order.Uint16(opts[2:]))

@@ -2,9 +2,11 @@ package capture
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/binary"
 	"errors"
 	"io"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/gopacket/gopacket/layers"
 
+	"github.com/xdphash/xdphash/dissect"
 	"github.com/xdphash/xdphash/internal/xdptest"
 )
 
@@ -160,5 +163,79 @@ func TestCaptureReaders(t *testing.T) {
 		if _, _, err := r.ZeroCopyReadPacketData(); err != io.EOF {
 			t.Errorf("%s: after the last frame: %v, want io.EOF", name, err)
 		}
+	}
+}
+
+// TestSimplePacketNoComments: a simple packet block after an enhanced one
+// with comments has none of its own, so it is not dissected with the
+// earlier frame's metadata VLAN tag.
+func TestSimplePacketNoComments(t *testing.T) {
+	var f ngFile
+	f.section().iface(0).epb(0, 1, testFrame(0), "xdphash hash=00000001 vlan_tag=0x8100:0x0064").spb(testFrame(1))
+	r, err := Open(bytes.NewReader(f.b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []dissect.VLANTag{{TPID: 0x8100, TCI: 0x64}, {}} {
+		_, _, tag, err := ReadTagged(r, dissect.VLANTag{})
+		if err != nil {
+			t.Fatalf("frame %d: %v", i, err)
+		}
+		if tag != want {
+			t.Errorf("frame %d: tag %v, want %v", i, tag, want)
+		}
+	}
+}
+
+// TestManyInterfaces: a small gzip of a million interface descriptions, the
+// shape that once took a GB, is refused at the cap on interfaces per
+// section, with a bound on what reading it allocates; a new section starts
+// the count again.
+func TestManyInterfaces(t *testing.T) {
+	const n = 1 << 20
+	var f ngFile
+	f.section()
+	for range n {
+		f.iface(0)
+	}
+	f.epb(0, 1, testFrame(0))
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	if _, err := zw.Write(f.b); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	r, err := Open(bytes.NewReader(gz.Bytes()))
+	if err == nil {
+		_, err = readCapture(r)
+	}
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "more than 65536 interfaces in one section") {
+		t.Errorf("%d interfaces: %v, want the cap's error", n, err)
+	}
+	// The gzip window, the buffers and the growing list of 65536 interfaces.
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 16<<20 {
+		t.Errorf("reading %d bytes of gzip allocated %d bytes, want at most 16 MB", gz.Len(), alloc)
+	}
+
+	// maxNgInterfaces in each of two sections is a good file.
+	f = ngFile{}
+	for s := range 2 {
+		f.section()
+		for range maxNgInterfaces {
+			f.iface(0)
+		}
+		f.epb(maxNgInterfaces-1, uint64(s), testFrame(s))
+	}
+	r, err = Open(bytes.NewReader(f.b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := readCapture(r); len(got) != 2 || !errors.Is(err, io.EOF) {
+		t.Errorf("two full sections: %d frames, %v; want 2, io.EOF", len(got), err)
 	}
 }

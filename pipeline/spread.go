@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/xdphash/xdphash/hash"
+	"github.com/xdphash/xdphash/internal/kernel"
 	"github.com/xdphash/xdphash/nicrss"
 	"github.com/xdphash/xdphash/pipeline/source"
 )
@@ -94,7 +95,11 @@ func (s *rssSource) run() {
 	for {
 		err := q.Receive(b)
 		for i, f := range b.Frames {
-			if !s.fan.Add(s.spread(f)%n, f, b.WireLen[i], b.Arrival[i]) {
+			var meta *kernel.XDPMetadata
+			if i < len(b.Meta) {
+				meta = &b.Meta[i]
+			}
+			if !s.fan.Add(s.spread(f)%n, f, b.WireLen[i], b.Arrival[i], meta) {
 				s.fan.End(nil)
 				return
 			}

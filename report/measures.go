@@ -59,6 +59,7 @@ type Measures struct {
 	Drops     map[string]uint64 `json:"drops"`
 	Received  uint64            `json:"received"`
 	Processed uint64            `json:"processed"`
+	Unserved  uint64            `json:"unserved"` // held in a consumer at the end
 	Balanced  bool              `json:"balanced"`
 
 	// Timeline is the run's windows: load, backlog and drops over time.
@@ -206,6 +207,7 @@ func Compute(st *runstats.RunStats) Measures {
 		Drops:     map[string]uint64{},
 		Received:  st.Accounting.Received,
 		Processed: st.Accounting.Processed,
+		Unserved:  st.Accounting.Unserved,
 		Balanced:  st.Accounting.Balanced,
 		Steering:  computeSteering(st),
 	}

@@ -70,7 +70,11 @@ func WriteSummary(w io.Writer, st *runstats.RunStats) error {
 	if !a.Balanced {
 		balanced = "NOT BALANCED"
 	}
-	ew.printf("received %d = processed %d + dropped %d (%s)\n", a.Received, a.Processed, a.Total(), balanced)
+	if a.Unserved > 0 {
+		ew.printf("received %d = processed %d + unserved %d (held by consumers at the end) + dropped %d (%s)\n", a.Received, a.Processed, a.Unserved, a.Total(), balanced)
+	} else {
+		ew.printf("received %d = processed %d + dropped %d (%s)\n", a.Received, a.Processed, a.Total(), balanced)
+	}
 	var parts []string
 	for _, r := range slices.Sorted(maps.Keys(a.Dropped)) {
 		if a.Dropped[r] > 0 {

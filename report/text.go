@@ -34,8 +34,8 @@ func (m *Measures) WriteText(w io.Writer) error {
 	if m.Flows > 0 {
 		flows = strconv.Itoa(m.Flows)
 	}
-	ew.printf("flows: %s; received %d, processed %d, dropped %d after receive%s; %d dropped by the kernel before it\n\n",
-		flows, m.Received, m.Processed, sumDrops(m.Drops, false), map[bool]string{true: "", false: " (accounting does not balance)"}[m.Balanced],
+	ew.printf("flows: %s; received %d, processed %d, unserved %d, dropped %d after receive%s; %d dropped by the kernel before it\n\n",
+		flows, m.Received, m.Processed, m.Unserved, sumDrops(m.Drops, false), map[bool]string{true: "", false: " (accounting does not balance)"}[m.Balanced],
 		sumDrops(m.Drops, true))
 
 	ew.printf("receive queues\n")

@@ -71,7 +71,8 @@ func (st *RunStats) Account() {
 		}
 		c := &w.Consumer
 		held := c.Dequeued + uint64(c.Backlog)
-		acc.Processed += held
+		acc.Processed += c.Dequeued
+		acc.Unserved += uint64(c.Backlog)
 		for reason, n := range c.Drops {
 			acc.Dropped[reason] += n
 			held += n
@@ -84,7 +85,7 @@ func (st *RunStats) Account() {
 	for _, n := range acc.Dropped {
 		dropped += n
 	}
-	acc.Balanced = offeredOK && acc.Received == acc.Processed+dropped
+	acc.Balanced = offeredOK && acc.Received == acc.Processed+acc.Unserved+dropped
 	st.Accounting = acc
 }
 

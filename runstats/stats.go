@@ -176,12 +176,15 @@ type WindowReport struct {
 
 // Accounting adds up: Received = Processed + the sum of Dropped, exactly.
 type Accounting struct {
-	Received  uint64                `json:"received"`  // frames the receive loops took off the sources
-	Processed uint64                `json:"processed"` // frames a consumer served, or still holds at the end
-	Dropped   map[DropReason]uint64 `json:"dropped"`   // every drop after the receive loop took the frame, by reason
+	Received  uint64 `json:"received"`  // frames the receive loops took off the sources
+	Processed uint64 `json:"processed"` // frames a consumer served
+	// Unserved are the frames still held in a consumer at the end (its
+	// backlog), never served: a slow --service-rate leaves them.
+	Unserved uint64                `json:"unserved"`
+	Dropped  map[DropReason]uint64 `json:"dropped"` // every drop after the receive loop took the frame, by reason
 	// KernelDrops are drops before the receive loop (AF_XDP ring full, ...), not part of Received.
 	KernelDrops map[string]uint64 `json:"kernel_drops"`
-	// Balanced is true when Received = Processed + the drops, and each
+	// Balanced is true when Received = Processed + Unserved + the drops, and each
 	// consumer's counters account for every record its worker gave it.
 	Balanced bool `json:"balanced"`
 }

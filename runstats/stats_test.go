@@ -89,7 +89,7 @@ func filledRun(static *RunStats) *RunStats {
 			Compare: compare,
 		},
 		Accounting: Accounting{
-			Received: 1000, Processed: 980, Dropped: map[DropReason]uint64{DropRingFull: 11, DropCodel: 9},
+			Received: 1000, Processed: 978, Unserved: 2, Dropped: map[DropReason]uint64{DropRingFull: 11, DropCodel: 9},
 			KernelDrops: map[string]uint64{"rx_ring_full": 3}, Balanced: true,
 		},
 		HashSources: HashSources{None: 1, Kernel: 2, Toeplitz: 3, Device: 4},
@@ -271,7 +271,12 @@ func TestAccount(t *testing.T) {
 			if a.Received != r.received {
 				t.Errorf("received %d, want the queue's frames, %d", a.Received, r.received)
 			}
-			wantProcessed := r.dequeued[0] + r.dequeued[1] + uint64(r.backlog[0]+r.backlog[1])
+			// Processed are the frames served; what consumers still hold is
+			// unserved, counted apart.
+			wantProcessed := r.dequeued[0] + r.dequeued[1]
+			if wantUnserved := uint64(r.backlog[0] + r.backlog[1]); a.Unserved != wantUnserved {
+				t.Errorf("unserved %d, want the consumers' backlog, %d", a.Unserved, wantUnserved)
+			}
 			wantDrops := map[DropReason]uint64{
 				DropRingFull: r.ringFull[0] + r.ringFull[1], DropFlowLimit: r.flowLimit[0] + r.flowLimit[1],
 				DropCodel: r.codel[0] + r.codel[1], DropOverlimit: r.overlimits[0] + r.overlimits[1],

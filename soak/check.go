@@ -91,7 +91,7 @@ func checkAccounting(sent uint64, l LinkDeltas, st *runstats.RunStats) Check {
 		{fmt.Sprintf("host rx_packets %d = received %d + AF_XDP rx_ring_full %d + rx_dropped %d + rx_invalid_descs %d",
 			l.HostRxPackets, a.Received, xsk.RxRingFull, xsk.RxDropped, xsk.RxInvalidDescs), l.HostRxPackets, a.Received + kd},
 		{fmt.Sprintf("host rx_dropped %d = AF_XDP drops %d + peer tx_dropped %d", l.HostRxDropped, kd, l.PeerTxDropped), l.HostRxDropped, kd + l.PeerTxDropped},
-		{fmt.Sprintf("received %d = processed %d + %s", a.Received, a.Processed, strings.Join(parts, " + ")), a.Received, a.Processed + dropped},
+		{fmt.Sprintf("received %d = processed %d + unserved %d + %s", a.Received, a.Processed, a.Unserved, strings.Join(parts, " + ")), a.Received, a.Processed + a.Unserved + dropped},
 	}
 	c.Pass = a.Balanced && sent > 0 && a.Received > 0
 	lines := make([]string, 0, len(eqs)+2)
@@ -109,8 +109,8 @@ func checkAccounting(sent uint64, l LinkDeltas, st *runstats.RunStats) Check {
 	if sent == 0 || a.Received == 0 {
 		lines = append(lines, "nothing was sent or received")
 	}
-	lines = append(lines, fmt.Sprintf("total: sent %d = processed %d + dropped %d (veth %d, AF_XDP %d, engine %d); fill ring found empty %d times (in copy mode each such frame is dropped and counted in rx_dropped)",
-		sent, a.Processed, l.PeerTxDropped+kd+dropped, l.PeerTxDropped, kd, dropped, xsk.FillRingEmpty))
+	lines = append(lines, fmt.Sprintf("total: sent %d = processed %d + unserved %d + dropped %d (veth %d, AF_XDP %d, engine %d); fill ring found empty %d times (in copy mode each such frame is dropped and counted in rx_dropped)",
+		sent, a.Processed, a.Unserved, l.PeerTxDropped+kd+dropped, l.PeerTxDropped, kd, dropped, xsk.FillRingEmpty))
 	c.Detail = strings.Join(lines, "\n")
 	return c
 }

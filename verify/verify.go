@@ -1,7 +1,9 @@
 package verify
 
 import (
+	"bytes"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/xdphash/xdphash/dissect"
@@ -70,48 +72,218 @@ type Divergence struct {
 	Fields     []string // key fields that differ between A and B in xdphash's normalised view
 }
 
-// Partition compares the partition of samples by kernel hash with the partition by
-// xdphash's hash, and returns one divergence per sample whose class differs: the
-// sample paired with the first sample of its kernel class (when xdphash separates
-// them) or of its xdphash class (when the kernel separates them).
+// Partition compares the partition of samples by kernel hash with the
+// partition by xdphash's hash (Partitioner over a slice, keeping every
+// counted divergence).
 func Partition(samples []Sample) []Divergence {
-	firstByKernel := make(map[uint32]int, len(samples))
-	firstByOurs := make(map[uint32]int, len(samples))
-	var out []Divergence
+	p := NewPartitioner(len(samples))
 	for i := range samples {
-		s := &samples[i]
-		kFirst, kSeen := firstByKernel[s.KernelHash]
-		oFirst, oSeen := firstByOurs[s.Hash]
+		p.Add(samples[i])
+	}
+	return p.Result().Divergences
+}
+
+// MaxFlows bounds the flows a Partitioner holds: what it takes in memory is
+// bounded by it (a few hundred bytes a flow), not by the number of samples.
+const MaxFlows = 1 << 20
+
+// Partitioner compares the partition of a stream of samples by kernel hash
+// with the partition by xdphash's hash, holding one sample (without its
+// frame) per flow, the flow's first.
+//
+// Both hashes are 32 bits: among many flows, two different flows share a
+// hash by chance (about n²/2³³ pairs among n flows). A pair that one side
+// merges and the other separates is then a divergence only when collisions
+// cannot explain it:
+//   - xdphash merges two frames whose keys are equal (normalised), and the
+//     kernel separates them: always a divergence;
+//   - xdphash merges two frames whose keys differ (its hash collides, or the
+//     hash is wrong), or the kernel merges two frames xdphash separates (the
+//     kernel's hash collides, or xdphash's keys are wrong): counted, per
+//     side, only when that many are unlikely (below 1%) from collisions
+//     among the flows seen, else reported as explained by collisions.
+type Partitioner struct {
+	keep     int
+	maxFlows int
+	byKernel map[uint32]int32 // kernel hash -> its flow's first sample in reps
+	byOurs   map[uint32]int32 // xdphash hash -> its flow's first sample in reps
+	reps     []Sample
+
+	same      []Divergence // equal keys that the kernel separates
+	oursMerge []Divergence // different keys that xdphash's hash merges
+	kernMerge []Divergence // flows the kernel merges that xdphash separates
+	counts    [3]int       // of same, oursMerge, kernMerge
+	expected  [2]float64   // collisions expected on xdphash's side, the kernel's
+	samples   int
+	unchecked int
+}
+
+// NewPartitioner returns a Partitioner that keeps the first keep divergences
+// of each kind (with both samples) and counts the others.
+func NewPartitioner(keep int) *Partitioner {
+	return &Partitioner{keep: keep, maxFlows: MaxFlows, byKernel: map[uint32]int32{}, byOurs: map[uint32]int32{}}
+}
+
+// Add takes in one sample; it keeps s.Frame only in a divergence it keeps.
+func (p *Partitioner) Add(s Sample) {
+	p.samples++
+	k, kSeen := p.byKernel[s.KernelHash]
+	o, oSeen := p.byOurs[s.Hash]
+	switch {
+	case !kSeen && !oSeen:
+		if len(p.reps) >= p.maxFlows {
+			p.unchecked++
+			return
+		}
+		p.expected[0] += float64(len(p.byOurs)) / (1 << 32)
+		p.expected[1] += float64(len(p.byKernel)) / (1 << 32)
+		p.newFlow(s, true, true)
+	case kSeen && !oSeen:
+		// A new flow to xdphash that the kernel puts in an earlier one.
+		p.expected[1] += float64(len(p.byKernel)) / (1 << 32)
+		p.record(2, p.reps[k], s)
+		p.newFlow(s, false, true)
+	case oSeen && p.reps[o].KernelHash != s.KernelHash:
+		// xdphash's flow, another to the kernel.
+		rep := p.reps[o]
+		if sameKeys(&rep.Keys, &s.Keys) {
+			p.record(0, rep, s)
+		} else {
+			p.record(1, rep, s)
+		}
 		if !kSeen {
-			firstByKernel[s.KernelHash] = i
-			kFirst = i
-		}
-		if !oSeen {
-			firstByOurs[s.Hash] = i
-			oFirst = i
-		}
-		switch {
-		case kFirst == oFirst:
-		case kFirst != i && samples[kFirst].Hash != s.Hash:
-			out = append(out, newDivergence(samples[kFirst], *s))
-		default:
-			out = append(out, newDivergence(samples[oFirst], *s))
+			p.expected[0] += float64(len(p.byOurs)) / (1 << 32)
+			p.newFlow(s, true, false)
 		}
 	}
-	return out
+}
+
+// newFlow holds s, without its frame, as the first of a flow.
+func (p *Partitioner) newFlow(s Sample, kernel, ours bool) {
+	if len(p.reps) >= p.maxFlows {
+		p.unchecked++
+		return
+	}
+	s.Frame = nil
+	i := int32(len(p.reps))
+	p.reps = append(p.reps, s)
+	if kernel {
+		p.byKernel[s.KernelHash] = i
+	}
+	if ours {
+		p.byOurs[s.Hash] = i
+	}
+}
+
+func (p *Partitioner) record(kind int, a, b Sample) {
+	p.counts[kind]++
+	list := [...]*[]Divergence{&p.same, &p.oursMerge, &p.kernMerge}[kind]
+	if len(*list) < p.keep {
+		b.Frame = bytes.Clone(b.Frame)
+		*list = append(*list, newDivergence(a, b))
+	}
+}
+
+// sameKeys reports whether a and b are one flow to the kernel's hash: equal
+// hashed regions after direction normalisation.
+func sameKeys(a, b *dissect.FlowKeys) bool {
+	na, nb := *a, *b
+	hash.Consistentify(&na)
+	hash.Consistentify(&nb)
+	return bytes.Equal(hash.Region(&na), hash.Region(&nb))
+}
+
+// PartitionResult is what a Partitioner found.
+type PartitionResult struct {
+	Samples   int // samples taken in
+	Flows     int // flows held
+	Unchecked int // samples of new flows past MaxFlows, not compared
+
+	// Divergences are the counted ones that were kept, Count all counted.
+	Divergences []Divergence
+	Count       int
+
+	// Collision is what the hashes' collisions may explain, per side:
+	// xdphash's hash merging different keys, the kernel merging flows
+	// xdphash separates.
+	Collision [2]CollisionCheck
+}
+
+// CollisionCheck compares the pairs that one side's hash merges and the
+// other side separates with the number its 32-bit collisions make likely.
+type CollisionCheck struct {
+	Pairs     int     // pairs seen
+	Expected  float64 // pairs expected from collisions among the flows seen
+	Explained bool    // Pairs is not unlikely (p >= 1%) from collisions: not counted
+}
+
+// Result returns what the samples so far show.
+func (p *Partitioner) Result() PartitionResult {
+	r := PartitionResult{Samples: p.samples, Flows: len(p.reps), Unchecked: p.unchecked}
+	r.Divergences = append(r.Divergences, p.same...)
+	r.Count = p.counts[0]
+	for side, list := range [][]Divergence{p.oursMerge, p.kernMerge} {
+		c := CollisionCheck{Pairs: p.counts[side+1], Expected: p.expected[side]}
+		c.Explained = c.Pairs > 0 && poissonAtLeast(c.Pairs, c.Expected) >= 0.01
+		if !c.Explained {
+			r.Count += c.Pairs
+			r.Divergences = append(r.Divergences, list...)
+		}
+		r.Collision[side] = c
+	}
+	return r
+}
+
+// poissonAtLeast is P(X >= m) for X Poisson with mean mean.
+func poissonAtLeast(m int, mean float64) float64 {
+	if m <= 0 {
+		return 1
+	}
+	if mean <= 0 {
+		return 0
+	}
+	if float64(m) > mean+40*math.Sqrt(mean)+40 {
+		return 0
+	}
+	// 1 - P(X < m), summing the terms in log space.
+	var below float64
+	for k := range m {
+		below += math.Exp(float64(k)*math.Log(mean) - mean - lgamma(float64(k)+1))
+	}
+	return max(0, 1-below)
+}
+
+func lgamma(x float64) float64 { v, _ := math.Lgamma(x); return v }
+
+// PairCounter compares pairs (base, mutation) one at a time, keeping the
+// first divergences and counting all.
+type PairCounter struct {
+	Keep        int
+	Divergences []Divergence // the first Keep
+	Count       int
+}
+
+// Add compares one pair; it keeps the frames only in a divergence it keeps.
+func (c *PairCounter) Add(a, b Sample) {
+	if (a.KernelHash == b.KernelHash) == (a.Hash == b.Hash) {
+		return
+	}
+	c.Count++
+	if len(c.Divergences) < c.Keep {
+		a.Frame, b.Frame = bytes.Clone(a.Frame), bytes.Clone(b.Frame)
+		c.Divergences = append(c.Divergences, newDivergence(a, b))
+	}
 }
 
 // Pairs compares each pair (base, mutation) on its own: the kernel's same-flow
 // verdict against xdphash's. It is immune to the unrelated hash collisions a large
 // Partition set can meet.
 func Pairs(pairs [][2]Sample) []Divergence {
-	var out []Divergence
+	c := PairCounter{Keep: len(pairs)}
 	for _, p := range pairs {
-		if (p[0].KernelHash == p[1].KernelHash) != (p[0].Hash == p[1].Hash) {
-			out = append(out, newDivergence(p[0], p[1]))
-		}
+		c.Add(p[0], p[1])
 	}
-	return out
+	return c.Divergences
 }
 
 func newDivergence(a, b Sample) Divergence {
@@ -185,6 +357,12 @@ func (d Divergence) String() string {
 		tag := ""
 		if !s.Tag.IsZero() {
 			tag = ", metadata VLAN tag " + s.Tag.String()
+		}
+		if s.Frame == nil {
+			// The first frame of a flow is held without its bytes.
+			fmt.Fprintf(&b, "  %s (ok=%v%s): %s\n    frame not kept (the first of its flow)\n    keys  %x\n",
+				s.Name, s.OK, tag, s.Keys.String(), s.Keys[:])
+			continue
 		}
 		fmt.Fprintf(&b, "  %s (%d bytes%s, ok=%v): %s\n    frame %x\n    keys  %x\n",
 			s.Name, len(s.Frame), tag, s.OK, s.Keys.String(), s.Frame, s.Keys[:])

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -121,11 +122,92 @@ func TestPartitionTagged(t *testing.T) {
 	if d := Partition(build(KernelFlow(testKey))); len(d) != 0 {
 		t.Fatalf("right flow: %d divergences, want 0:\n%v", len(d), d)
 	}
+	// The tagged frame has the bare frame's keys (the tag dropped), which
+	// the kernel separates: a divergence no collision explains.
 	d := Partition(build(tagIgnored(testKey)))
-	if len(d) != 1 || !d[0].KernelSame || d[0].B.Name != "tagged" {
-		t.Fatalf("tag ignored: got %v, want one kernel-same divergence for the tagged frame", d)
+	if len(d) != 1 || d[0].KernelSame || d[0].A.Name != "bare" || d[0].B.Name != "tagged" || len(d[0].Fields) != 0 {
+		t.Fatalf("tag ignored: got %v, want one divergence: the tagged frame has the bare frame's keys, which the kernel separates", d)
 	}
 	if s := d[0].String(); !strings.Contains(s, "metadata VLAN tag 0x8100:0x0064") {
 		t.Errorf("report does not show the metadata tag:\n%s", s)
+	}
+}
+
+// flowFrame is a TCP frame of flow i: addresses in 198.18.0.0/15 and ports
+// from i.
+func flowFrame(i int) []byte {
+	f := ipv4TCP(uint16(1024 + i%30000))
+	f[28], f[29] = byte(i>>16), byte(i>>8)
+	f[33] = byte(i)
+	return f
+}
+
+// TestPartitionCollisions: among 400000 distinct flows, a kernel that hashes
+// with another key shares 32-bit hashes between different flows by chance
+// on both sides (about 19 pairs each); those pairs are explained by
+// collisions, not divergences. A wrong hash over the same flows still is.
+func TestPartitionCollisions(t *testing.T) {
+	const n = 400000
+	kernelSide := KernelFlow(hash.Key{15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0})
+	run := func(flow FlowFunc) PartitionResult {
+		p := NewPartitioner(4)
+		for i := range n {
+			f := flowFrame(i)
+			_, _, kh := kernelSide(f, dissect.VLANTag{})
+			p.Add(NewSample("f", f, flow, kh))
+		}
+		return p.Result()
+	}
+	r := run(KernelFlow(testKey))
+	if r.Count != 0 || r.Flows != n {
+		t.Errorf("right hash: %d divergences over %d flows, want 0 over %d: %v", r.Count, r.Flows, n, r.Divergences)
+	}
+	for side, c := range r.Collision {
+		if c.Pairs == 0 || !c.Explained || c.Expected < 10 || c.Expected > 30 {
+			t.Errorf("side %d: %+v, want some pairs, about 19 expected, explained", side, c)
+		}
+	}
+	r = run(portsIgnored(testKey))
+	if r.Count < 1000 || r.Collision[0].Explained {
+		t.Errorf("ports ignored: %d divergences, %+v; want thousands, not explained", r.Count, r.Collision[0])
+	}
+}
+
+// TestPartitionerMemory: the partitioner holds flows, not samples: two
+// million samples of a thousand flows leave a heap of less than 4 MB, and
+// past its bound on flows it counts samples as unchecked instead of holding
+// them.
+func TestPartitionerMemory(t *testing.T) {
+	flow := KernelFlow(testKey)
+	samples := make([]Sample, 1000)
+	for i := range samples {
+		f := flowFrame(i)
+		samples[i] = NewSample("f", f, flow, uint32(i))
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	p := NewPartitioner(20)
+	for i := range 2_000_000 {
+		p.Add(samples[i%len(samples)])
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if r := p.Result(); r.Samples != 2_000_000 || r.Flows != 1000 || r.Count != 0 {
+		t.Fatalf("%+v", r)
+	}
+	if grown := int64(after.HeapAlloc) - int64(before.HeapAlloc); grown > 4<<20 {
+		t.Errorf("heap grew by %d bytes over 2M samples of 1000 flows, want under 4 MB", grown)
+	}
+	runtime.KeepAlive(p)
+
+	p = NewPartitioner(20)
+	p.maxFlows = 10
+	for i := range 15 {
+		p.Add(samples[i])
+	}
+	p.Add(samples[3])
+	if r := p.Result(); r.Flows != 10 || r.Unchecked != 5 || r.Samples != 16 {
+		t.Errorf("past the bound: %+v, want 10 flows, 5 unchecked, 16 samples", r)
 	}
 }

@@ -17,6 +17,9 @@ func TestMain(m *testing.M) {
 		// Before Main, whose signal handler would end the child by SIGINT.
 		os.Exit(runSignalChild(dir))
 	}
+	if file := os.Getenv(pktgenSignalChildEnv); file != "" {
+		os.Exit(pktgenSignalChild(file))
+	}
 	xdptest.Main(m)
 }
 

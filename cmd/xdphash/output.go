@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"io"
+	"os"
 
 	"github.com/xdphash/xdphash/internal/output"
 )
@@ -22,6 +24,9 @@ func createOutput(path string) (*pendingOutput, error) {
 	f, err := output.Create(path)
 	if err != nil {
 		return nil, err
+	}
+	if f.Stale != "" {
+		fmt.Fprintf(os.Stderr, "xdphash: %s: removed %s, the partial output of an earlier run that was killed\n", path, f.Stale)
 	}
 	return &pendingOutput{path: path, tmp: f, f: f}, nil
 }

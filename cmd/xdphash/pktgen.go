@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"os/signal"
@@ -88,7 +89,7 @@ sample for xdphash dissect, verify --pcap and run --pcap.`,
 				if opts.iface != "" || opts.duration != 0 || opts.count == 0 || opts.count > maxWriteFrames {
 					return &usageError{cmd: cmd, err: fmt.Errorf("--write takes --count (1 to %d frames) and no --iface or --duration", maxWriteFrames)}
 				}
-				return writeProfile(cmd, &opts)
+				return writeProfile(cmd, root.logger(cmd), &opts)
 			}
 			switch {
 			case opts.iface == "":
@@ -213,7 +214,7 @@ var writeDstMAC = net.HardwareAddr{0x02, 0x78, 0x64, 0x70, 0x00, 0x01}
 
 // writeProfile writes opts.count frames of the profile to opts.write as
 // pcapng, stamped 1 µs apart or at --rate.
-func writeProfile(cmd *cobra.Command, opts *pktgenOptions) error {
+func writeProfile(cmd *cobra.Command, log *slog.Logger, opts *pktgenOptions) error {
 	dst := writeDstMAC
 	if opts.dstMAC != "" {
 		var err error
@@ -224,6 +225,19 @@ func writeProfile(cmd *cobra.Command, opts *pktgenOptions) error {
 	prof, err := pktgen.LoadProfile(opts.profile)
 	if err != nil {
 		return err
+	}
+	pps := 1e6 // 1 µs apart
+	if opts.rate.pps > 0 {
+		pps = opts.rate.pps
+	}
+	// The frames are stamped from now at pps; the last stamp must fit the
+	// nanoseconds since 1970 that a pcapng's 64-bit timestamps and
+	// time.Duration hold, or the stamps wrap and run backwards.
+	start := time.Now()
+	nsPerFrame := 1e9 / pps
+	if span := float64(opts.count-1) * nsPerFrame; span >= float64(math.MaxInt64-start.UnixNano()) {
+		return &usageError{cmd: cmd, err: fmt.Errorf("--rate %s with --count %d: the last frame would be stamped %.3g s after the first, past the year 2262 that nanosecond timestamps reach; raise --rate or lower --count",
+			opts.rate.String(), opts.count, span/1e9)}
 	}
 	out, err := createOutput(opts.write)
 	if err != nil {
@@ -238,14 +252,15 @@ func writeProfile(cmd *cobra.Command, opts *pktgenOptions) error {
 	if err != nil {
 		return fmt.Errorf("write %s: %w", opts.write, err)
 	}
-	gap := time.Microsecond
-	if opts.rate.pps > 0 {
-		gap = time.Duration(float64(time.Second) / opts.rate.pps)
-	}
-	start := time.Now()
+	// SIGINT or SIGTERM ends the writing: the frames written so far are a
+	// valid capture, committed as any other.
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	log.Debug("writing frames", "profile", prof.Name, "frames", opts.count, "to", opts.write)
 	st := sched.Stream(1)
-	for i := range opts.count {
-		f := capture.Frame{Data: st.Next(), Time: start.Add(time.Duration(i) * gap)}
+	var written uint64
+	for ; written < opts.count && ctx.Err() == nil; written++ {
+		f := capture.Frame{Data: st.Next(), Time: start.Add(time.Duration(float64(written) * nsPerFrame))}
 		if err := w.Write(&f); err != nil {
 			return fmt.Errorf("write %s: %w", opts.write, err)
 		}
@@ -255,6 +270,10 @@ func writeProfile(cmd *cobra.Command, opts *pktgenOptions) error {
 	}
 	if err := out.Commit(nil); err != nil {
 		return err
+	}
+	if written < opts.count {
+		fmt.Fprintf(cmd.OutOrStdout(), "profile %s: interrupted: %d of %d frames written to %s\n", prof.Name, written, opts.count, opts.write)
+		return &exitError{code: exitInterrupted, err: fmt.Errorf("interrupted after %d of %d frames", written, opts.count)}
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "profile %s: %d frames written to %s\n", prof.Name, opts.count, opts.write)
 	return nil

@@ -1,12 +1,16 @@
 package main
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/xdphash/xdphash/capture"
 	"github.com/xdphash/xdphash/internal/kernel"
 	"github.com/xdphash/xdphash/internal/vethlab"
 	"github.com/xdphash/xdphash/internal/xdptest"
@@ -164,5 +168,42 @@ func TestVersion(t *testing.T) {
 	stdout, _, code := runXdphash(t, nil, "--version")
 	if code != exitOK || !strings.Contains(stdout, "go1.") {
 		t.Errorf("exit %d, %q", code, stdout)
+	}
+}
+
+// TestPktgenWriteSlowRate: a rate so slow that the stamps would pass what
+// nanosecond timestamps hold is refused before anything is written; a slow
+// rate that fits gives stamps 1/rate apart, in order.
+func TestPktgenWriteSlowRate(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "slow.pcapng")
+	_, stderr, code := runXdphash(t, nil, "pktgen", "--count", "5", "--rate", "1e-12", "--write", out)
+	if code != exitFailure || !strings.Contains(stderr, "2262") {
+		t.Errorf("--rate 1e-12: exit %d, %s", code, stderr)
+	}
+	if _, err := os.Lstat(out); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("--rate 1e-12 left %s: %v", out, err)
+	}
+	if _, stderr, code := runXdphash(t, nil, "pktgen", "--count", "4", "--rate", "0.001", "--write", out); code != exitOK {
+		t.Fatalf("--rate 0.001: exit %d, %s", code, stderr)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := capture.Open(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prev time.Time
+	for i := range 4 {
+		_, ci, err := r.ZeroCopyReadPacketData()
+		if err != nil {
+			t.Fatalf("frame %d: %v", i, err)
+		}
+		if i > 0 && ci.Timestamp.Sub(prev) != 1000*time.Second {
+			t.Errorf("frame %d stamped %v after the one before, want 1000s", i, ci.Timestamp.Sub(prev))
+		}
+		prev = ci.Timestamp
 	}
 }

@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xdphash/xdphash/capture"
 	"github.com/xdphash/xdphash/internal/xdptest"
 	"github.com/xdphash/xdphash/runstats"
 )
@@ -20,18 +23,19 @@ import (
 const signalChildEnv = "XDPHASH_RUN_SIGNAL_CHILD"
 
 // readyWriter passes nothing on and prints "ready" on out once the run's log
-// says the metrics are served: the run has its signal handler by then and
-// starts the engine next.
+// says marker (default: the metrics are served: the run has its signal
+// handler by then and starts the engine next).
 type readyWriter struct {
-	out  *os.File
-	buf  []byte
-	said bool
+	out    *os.File
+	marker string
+	buf    []byte
+	said   bool
 }
 
 func (w *readyWriter) Write(p []byte) (int, error) {
 	if !w.said {
 		w.buf = append(w.buf, p...)
-		if bytes.Contains(w.buf, []byte("serving metrics")) {
+		if bytes.Contains(w.buf, []byte(cmp.Or(w.marker, "serving metrics"))) {
 			w.said = true
 			w.out.WriteString("ready\n")
 		}
@@ -82,5 +86,68 @@ func TestRunSIGINT(t *testing.T) {
 	}
 	if !strings.HasPrefix(st.Config.Source, "synthetic:") {
 		t.Errorf("source %q, want the synthetic run's", st.Config.Source)
+	}
+}
+
+// pktgenSignalChildEnv marks the child of TestPktgenWriteSIGINT; its value
+// is the capture file the child writes.
+const pktgenSignalChildEnv = "XDPHASH_PKTGEN_SIGNAL_CHILD"
+
+// pktgenSignalChild is TestPktgenWriteSIGINT's child: a long pktgen --write
+// that says "ready" once it writes frames, with its signal handler.
+func pktgenSignalChild(file string) int {
+	root := newRootCmd()
+	root.SetErr(&readyWriter{out: os.Stdout, marker: "writing frames"})
+	return run(root, []string{"-v", "pktgen", "--profile", "datacenter", "--count", "10000000", "--write", file})
+}
+
+// TestPktgenWriteSIGINT interrupts pktgen --write: it ends with exit status
+// 130, the file is a valid capture of the frames it says it wrote, and no
+// temporary file is left.
+func TestPktgenWriteSIGINT(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "long.pcapng")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestPktgenWriteSIGINT$")
+	xdptest.StartChild(t, cmd, pktgenSignalChildEnv+"="+file, func(line string) bool { return line == "ready" })
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	bound := time.NewTimer(time.Minute)
+	defer bound.Stop()
+	select {
+	case err := <-exited:
+		if ee, ok := errors.AsType[*exec.ExitError](err); !ok || ee.ExitCode() != exitInterrupted {
+			t.Fatalf("pktgen ended with %v after SIGINT; want exit status %d", err, exitInterrupted)
+		}
+	case <-bound.C:
+		cmd.Process.Kill()
+		<-exited
+		t.Fatal("pktgen --write still runs a minute after SIGINT")
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := capture.Open(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var frames int
+	for {
+		if _, _, err = r.ZeroCopyReadPacketData(); err != nil {
+			break
+		}
+		frames++
+	}
+	// The signal may come before the first frame: a capture of none is
+	// valid too.
+	if !errors.Is(err, io.EOF) || frames >= 10000000 {
+		t.Errorf("the interrupted capture: %d frames, then %v; want fewer than all, then a clean end", frames, err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) != 0 {
+		t.Errorf("left behind: %v", left)
 	}
 }

@@ -1,9 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/xdphash/xdphash/capture"
+	"github.com/xdphash/xdphash/corpus"
 	"github.com/xdphash/xdphash/dissect"
 	"github.com/xdphash/xdphash/hash"
 	"github.com/xdphash/xdphash/internal/kernel"
@@ -28,5 +34,80 @@ func TestFrameComment(t *testing.T) {
 		if got != want {
 			t.Errorf("comment %q reads back %+v, want %+v", text, got, want)
 		}
+	}
+}
+
+// TestRunPcapMetadataTag: run --pcap reads the metadata VLAN tag that a
+// frame's comment from xdphash run --write records, as dissect does: the
+// replay's --write keeps the tag in each rewritten comment, and its hashes
+// are dissect's of the same input.
+func TestRunPcapMetadataTag(t *testing.T) {
+	tag := dissect.VLANTag{TPID: 0x8100, TCI: 0x64}
+	var frames [][]byte
+	for _, f := range corpus.Bases() {
+		if et := binary.BigEndian.Uint16(f.Data[12:]); et != 0x8100 && et != 0x88a8 {
+			frames = append(frames, f.Data)
+		}
+	}
+	var buf bytes.Buffer
+	w, err := capture.NewWriter(&buf, capture.WriterConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, data := range frames {
+		f := capture.Frame{Data: data, Time: recordTime(i)}
+		if i%2 == 0 {
+			c := capture.Comment{Hash: 1, Source: "kernel", Path: "slow", Tag: tag}
+			f.Comment = c.AppendTo(nil)
+		}
+		if err := w.Write(&f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	in := tempFile(t, "tagged.pcapng", buf.Bytes())
+	out := filepath.Join(t.TempDir(), "replay.pcapng")
+	if _, stderr, code := runXdphash(t, nil, "run", "--pcap", in, "--hash-key", kunitKey, "--write", out); code != exitOK {
+		t.Fatalf("run: exit %d: %s", code, stderr)
+	}
+	recs := parseJSONL(t, func() string {
+		stdout, stderr, code := runXdphash(t, nil, "dissect", "--format", "jsonl", "--hash-key", kunitKey, in)
+		if code != exitOK {
+			t.Fatalf("dissect: exit %d: %s", code, stderr)
+		}
+		return stdout
+	}())
+	fh, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	r, err := capture.Open(fh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range frames {
+		if _, _, err := r.ZeroCopyReadPacketData(); err != nil {
+			t.Fatalf("replay frame %d: %v", i, err)
+		}
+		c, ok := capture.FrameComment(r)
+		if !ok {
+			t.Fatalf("replay frame %d: no comment of xdphash's", i)
+		}
+		want := dissect.VLANTag{}
+		if i%2 == 0 {
+			want = tag
+		}
+		if c.Tag != want {
+			t.Errorf("replay frame %d: vlan_tag %v, want %v", i, c.Tag, want)
+		}
+		if got := fmt.Sprintf("%08x", c.Hash); i < len(recs) && got != recs[i].Hash {
+			t.Errorf("frame %d: the replay hashes %s, dissect %s (metadata tag %q)", i, got, recs[i].Hash, recs[i].MetaVLANTag)
+		}
+	}
+	if len(recs) != len(frames) {
+		t.Errorf("dissect read %d frames, want %d", len(recs), len(frames))
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -62,6 +63,9 @@ CAP_NET_ADMIN.`,
   sudo xdphash verify --pcap trace.pcapng --path fast`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.count < 0 || opts.count > maxVerifyCount {
+				return &usageError{cmd: cmd, err: fmt.Errorf("--count %d: want 0 to %d mutations", opts.count, maxVerifyCount)}
+			}
 			if opts.pcap != "" && opts.count > 0 {
 				return &usageError{cmd: cmd, err: errors.New("--pcap and --count exclude each other")}
 			}
@@ -77,6 +81,10 @@ CAP_NET_ADMIN.`,
 	f.Var(newChoiceFlag(&opts.path, pathSlow, pathFast), "path", "dissector implementation to verify")
 	return cmd
 }
+
+// maxVerifyCount bounds --count: each mutation is a kernel test run per
+// metadata tag, so a run stays within hours.
+const maxVerifyCount = 100_000_000
 
 func runVerify(cmd *cobra.Command, log *slog.Logger, opts *verifyOptions, flow flowFunc) error {
 	oracle, err := kernel.NewHashOracle()
@@ -94,7 +102,6 @@ func runVerify(cmd *cobra.Command, log *slog.Logger, opts *verifyOptions, flow f
 	defer out.Flush()
 
 	var (
-		divs    []verify.Divergence
 		checked int
 		refused int
 	)
@@ -117,11 +124,17 @@ func runVerify(cmd *cobra.Command, log *slog.Logger, opts *verifyOptions, flow f
 		tags = append(tags, dissect.VLANTag{TPID: m.TPID, TCI: m.TCI})
 	}
 
+	// Samples are compared as they come and only the divergences printed are
+	// kept: memory does not grow with --count or the capture's frames.
+	var (
+		divs  []verify.Divergence
+		count int
+		part  *verify.PartitionResult
+	)
 	switch {
 	case opts.count > 0:
 		rng := rand.New(rand.NewPCG(opts.seed, opts.seed^0x9e3779b97f4a7c15))
 		bases := corpus.Bases()
-		var pairs [][2]verify.Sample
 		baseSamples := make([][]verify.Sample, len(bases))
 		baseOK := make([][]bool, len(bases))
 		for i, b := range bases {
@@ -130,6 +143,7 @@ func runVerify(cmd *cobra.Command, log *slog.Logger, opts *verifyOptions, flow f
 				baseSamples[i][ti], baseOK[i][ti] = taggedSample(b.Name, b.Data, tag)
 			}
 		}
+		pairs := verify.PairCounter{Keep: opts.max}
 		for i := range opts.count {
 			bi := rng.IntN(len(bases))
 			m, mut := corpus.Mutate(rng, bases[bi].Data, nil)
@@ -137,72 +151,100 @@ func runVerify(cmd *cobra.Command, log *slog.Logger, opts *verifyOptions, flow f
 				if !baseOK[bi][ti] {
 					continue
 				}
-				s, ok := taggedSample(fmt.Sprintf("%s/mutation%d(%v)", bases[bi].Family(), i, mut), m, tag)
-				if ok {
-					pairs = append(pairs, [2]verify.Sample{baseSamples[bi][ti], s})
+				if s, ok := taggedSample(fmt.Sprintf("%s/mutation%d(%v)", bases[bi].Family(), i, mut), m, tag); ok {
+					pairs.Add(baseSamples[bi][ti], s)
 				}
 			}
 		}
-		divs = verify.Pairs(pairs)
+		divs, count = pairs.Divergences, pairs.Count
 	case opts.pcap != "":
-		samples, err := pcapSamples(cmd, opts.pcap, taggedSample)
-		if err != nil {
+		p := verify.NewPartitioner(opts.max)
+		if err := pcapSamples(cmd, opts.pcap, taggedSample, p.Add); err != nil {
 			return err
 		}
-		divs = verify.Partition(samples)
+		r := p.Result()
+		part = &r
 	default:
-		var samples []verify.Sample
+		p := verify.NewPartitioner(opts.max)
 		for _, tag := range tags {
 			for _, f := range corpus.Build() {
 				if s, ok := taggedSample(f.Name, f.Data, tag); ok {
-					samples = append(samples, s)
+					p.Add(s)
 				}
 			}
 		}
-		divs = verify.Partition(samples)
+		r := p.Result()
+		part = &r
+	}
+	if part != nil {
+		divs, count = part.Divergences, part.Count
 	}
 
 	for i, d := range divs {
 		if i == opts.max {
-			fmt.Fprintf(out, "... and %d more divergences\n", len(divs)-opts.max)
 			break
 		}
 		fmt.Fprintf(out, "divergence %d: %s\n", i+1, d)
 	}
+	if count > min(len(divs), opts.max) {
+		fmt.Fprintf(out, "... and %d more divergences\n", count-min(len(divs), opts.max))
+	}
+	if part != nil {
+		writeCollisions(out, part)
+	}
 	fmt.Fprintf(out, "verify: %d frames checked against kernel %s, %d refused by the test run, %d divergences (path %s)\n",
-		checked, kernel.Release(), refused, len(divs), opts.path)
-	if len(divs) > 0 {
+		checked, kernel.Release(), refused, count, opts.path)
+	if count > 0 {
 		if err := out.Flush(); err != nil {
 			return err
 		}
-		return &exitError{code: exitDivergence, err: fmt.Errorf("%d divergences from the kernel", len(divs))}
+		return &exitError{code: exitDivergence, err: fmt.Errorf("%d divergences from the kernel", count)}
 	}
 	return nil
 }
 
-// pcapSamples reads every frame of a capture and samples it, with the
-// metadata VLAN tag its comment from xdphash run --write records, if any.
-func pcapSamples(cmd *cobra.Command, name string, sample func(string, []byte, dissect.VLANTag) (verify.Sample, bool)) ([]verify.Sample, error) {
+// writeCollisions says what the 32-bit hashes' collisions explain in a
+// partition, and which frames it could not compare.
+func writeCollisions(out io.Writer, r *verify.PartitionResult) {
+	for side, what := range []string{"frames with different keys that xdphash's hash puts in one flow", "flows of xdphash's that the kernel's hash puts in one"} {
+		c := r.Collision[side]
+		if c.Pairs == 0 {
+			continue
+		}
+		verdict := "more than collisions explain: counted as divergences"
+		if c.Explained {
+			verdict = "explained by 32-bit hash collisions: not counted"
+		}
+		fmt.Fprintf(out, "verify: %d pairs of %s, %.1f expected from collisions among %d flows: %s\n", c.Pairs, what, c.Expected, r.Flows, verdict)
+	}
+	if r.Unchecked > 0 {
+		fmt.Fprintf(out, "verify: %d frames of new flows past the %d flows held were not compared\n", r.Unchecked, verify.MaxFlows)
+	}
+}
+
+// pcapSamples reads every frame of a capture, samples it, with the metadata
+// VLAN tag its comment from xdphash run --write records, if any, and hands
+// the sample to add, which must not keep its frame.
+func pcapSamples(cmd *cobra.Command, name string, sample func(string, []byte, dissect.VLANTag) (verify.Sample, bool), add func(verify.Sample)) error {
 	in, name, err := openInput(cmd, name)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer in.Close()
 	reader, err := capture.OpenEthernet(in, name)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var samples []verify.Sample
 	for index := 0; ; index++ {
 		frame, info, tag, err := capture.ReadTagged(reader, dissect.VLANTag{})
 		if errors.Is(err, io.EOF) && info.CaptureLength == 0 {
-			return samples, nil
+			return nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("read frame %d of %s: %w", index, name, err)
+			return fmt.Errorf("read frame %d of %s: %w", index, name, err)
 		}
-		if s, ok := sample(fmt.Sprintf("%s#%d", name, index), append([]byte(nil), frame...), tag); ok {
-			samples = append(samples, s)
+		if s, ok := sample(name+"#"+strconv.Itoa(index), frame, tag); ok {
+			add(s)
 		}
 	}
 }

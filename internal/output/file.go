@@ -3,6 +3,7 @@ package output
 import (
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"io/fs"
 	"os"
@@ -21,9 +22,50 @@ var (
 	ErrInUse = errors.New("holds another run's files")
 )
 
-// tempPattern names the temporary file: short, so that an output name as
+// TempName is the temporary file beside target that its output is written
+// to before the rename: one name per target, so that a writer killed with
+// SIGKILL leaves at most one, which the next writer of the target finds and
+// removes; short (a hash of the target's name), so that an output name as
 // long as the file system allows still leaves room for it.
-const tempPattern = ".xdphash-*.tmp"
+func TempName(target string) string {
+	h := fnv.New32a()
+	h.Write([]byte(filepath.Base(target)))
+	return filepath.Join(filepath.Dir(target), fmt.Sprintf(".xdphash-%08x.tmp", h.Sum32()))
+}
+
+// createTemp creates target's temporary file and locks it (flock) for as
+// long as it is open. A temporary file that is there and not locked is what
+// a killed writer left: it is replaced, and stale says so. One that is
+// locked belongs to a writer still running.
+func createTemp(target string) (f *os.File, stale bool, err error) {
+	name := TempName(target)
+	f, err = os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		old, err := os.OpenFile(name, os.O_RDWR, 0)
+		if err != nil {
+			return nil, false, err
+		}
+		if err := syscall.Flock(int(old.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			old.Close()
+			return nil, false, fmt.Errorf("%s: another xdphash writes this output now (%w)", name, err)
+		}
+		// Locked by this writer now: a killed writer's. Start it afresh.
+		if err := old.Truncate(0); err != nil {
+			old.Close()
+			return nil, false, err
+		}
+		return old, true, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		os.Remove(name)
+		return nil, false, err
+	}
+	return f, false, nil
+}
 
 // File is an output checked before the work it records (Create) and written
 // after it (Commit), or given up (Abort). It is also an io.Writer for
@@ -34,6 +76,9 @@ type File struct {
 	f       *os.File // the temporary file, or the special file written through
 	perm    fs.FileMode
 	written bool // Commit or Abort ran
+	// Stale is the temporary file a killed writer of the same output left,
+	// which Create found and reused (so removed): "" when there was none.
+	Stale string
 }
 
 // Create checks that path can take an output, and opens what the output is
@@ -81,11 +126,14 @@ func Create(path string) (*File, error) {
 	default:
 		return nil, fmt.Errorf("check output %s: %w: %s", path, ErrUnsupported, fi.Mode().Type())
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(o.target), tempPattern)
+	tmp, stale, err := createTemp(o.target)
 	if err != nil {
 		return nil, fmt.Errorf("check output %s: %w (hint: an existing, writable directory)", path, err)
 	}
 	o.f = tmp
+	if stale {
+		o.Stale = tmp.Name()
+	}
 	return o, nil
 }
 

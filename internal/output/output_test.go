@@ -265,3 +265,41 @@ func TestClaimDir(t *testing.T) {
 		t.Errorf("a directory with a run.json: %v, want ErrInUse", err)
 	}
 }
+
+// TestStaleTemp: a writer killed with SIGKILL leaves its temporary file (with
+// its lock gone); the next writer of the same output reuses and so removes
+// it, and says so (Stale). A temporary file that a live writer holds is not
+// touched: a second writer of that output is refused. Whatever happens, one
+// output has at most one temporary file.
+func TestStaleTemp(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "run.pcapng")
+	if err := os.WriteFile(TempName(target), []byte("the first 4096 bytes of a killed run"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o, err := Create(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Stale != TempName(target) {
+		t.Errorf("Stale %q, want %q", o.Stale, TempName(target))
+	}
+	if _, err := Create(target); err == nil || !strings.Contains(err.Error(), "another xdphash writes this output") {
+		t.Errorf("a second writer while the first runs: %v", err)
+	}
+	if _, err := o.Write([]byte("new")); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Commit(nil); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(target); err != nil || string(b) != "new" {
+		t.Errorf("target %q, %v; want only what the new writer wrote", b, err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) != 0 {
+		t.Errorf("left behind: %v", left)
+	}
+	if n := len(filepath.Base(TempName(strings.Repeat("n", 250)))); n > 32 {
+		t.Errorf("temporary name of %d characters for any output, want short", n)
+	}
+}

@@ -4,12 +4,29 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+
+	"github.com/xdphash/xdphash/internal/kernel"
 )
 
 // fanoutBatches is the number of batches each queue of a Fanout circulates
 // between its filler and its receive loop: one held by the loop, the others
 // filling or ready.
 const fanoutBatches = 4
+
+// MaxFanoutMemory bounds the bytes of frames that a Fanout's batches hold
+// together, whatever the batch size, the frames' size and the number of
+// queues: a batch is handed out before its frames would pass its share
+// (MaxFanoutMemory over the queues' batches, at least minBatchBytes), when
+// it holds fewer frames than the batch size.
+const MaxFanoutMemory = 64 << 20
+
+// minBatchBytes is the least share of a batch: room for a few of the
+// longest frames a capture holds.
+const minBatchBytes = 1 << 20
+
+// initialFrameBytes sizes a new arena: a batch of frames this long fits;
+// longer frames make it double.
+const initialFrameBytes = 2048
 
 // Fanout is a set of virtual receive queues that one goroutine, the filler
 // (a capture's reader, or a stage that spreads one stream over queues as a
@@ -19,11 +36,13 @@ const fanoutBatches = 4
 // RxRingFull, as a NIC drops on a full RX ring); otherwise the filler waits.
 // Nothing is allocated per frame once the batches' arenas have grown.
 type Fanout struct {
-	queues    []*fanoutQueue
-	live      bool
-	done      chan struct{} // closed by Close
-	closeOnce sync.Once
-	err       error // the filler's end: nil at the end of the stream; set before the queues' full channels close
+	queues     []*fanoutQueue
+	live       bool
+	batchBytes int           // the most bytes of frames a batch's arena holds, but for one longer frame
+	batch      int           // the most frames of a batch
+	done       chan struct{} // closed by Close
+	closeOnce  sync.Once
+	err        error // the filler's end: nil at the end of the stream; set before the queues' full channels close
 }
 
 type fanoutQueue struct {
@@ -44,12 +63,21 @@ type fanoutBatch struct {
 	frames  [][]byte
 	wireLen []int
 	arrival []int64
+	// meta holds each frame's metadata once a frame with some (a VLAN tag
+	// that a capture's comment records) was added, and is empty before; it
+	// grows only for such frames.
+	meta []kernel.XDPMetadata
+	// short: the arena filled before the batch had its frames, and is
+	// below its share: it doubles when the batch is empty again.
+	short bool
 }
 
 // NewFanout returns queues virtual queues (at least 1) of batches of up to
 // batch frames; live makes it drop rather than wait.
 func NewFanout(queues, batch int, live bool) *Fanout {
 	f := &Fanout{live: live, done: make(chan struct{})}
+	f.batchBytes = max(MaxFanoutMemory/(max(queues, 1)*fanoutBatches), minBatchBytes)
+	f.batch = max(batch, 1)
 	for i := range max(queues, 1) {
 		q := &fanoutQueue{fan: f, index: i, full: make(chan *fanoutBatch, fanoutBatches), free: make(chan *fanoutBatch, fanoutBatches)}
 		for range fanoutBatches {
@@ -71,9 +99,10 @@ func (f *Fanout) Queues() []QueueSource { return queueSources(f.queues) }
 func (f *Fanout) Len() int { return len(f.queues) }
 
 // Add copies a frame into queue q's pending batch and hands the batch out
-// when it is full. False when the Fanout was closed.
-func (f *Fanout) Add(q int, data []byte, wireLen int, at int64) bool {
-	return f.queues[q].add(data, wireLen, at)
+// when it is full; meta, when not nil and Valid, is what the frame came with
+// (Batch.Meta). False when the Fanout was closed.
+func (f *Fanout) Add(q int, data []byte, wireLen int, at int64, meta *kernel.XDPMetadata) bool {
+	return f.queues[q].add(data, wireLen, at, meta)
 }
 
 // Flush hands out every queue's pending batch that holds a frame.
@@ -103,7 +132,7 @@ func (f *Fanout) Done() <-chan struct{} { return f.done }
 
 func (f *Fanout) closed() bool { return isClosed(f.done) }
 
-func (q *fanoutQueue) add(data []byte, wireLen int, at int64) bool {
+func (q *fanoutQueue) add(data []byte, wireLen int, at int64, meta *kernel.XDPMetadata) bool {
 	if q.pending == nil {
 		if q.fan.live {
 			select {
@@ -121,11 +150,36 @@ func (q *fanoutQueue) add(data []byte, wireLen int, at int64) bool {
 		}
 	}
 	b := q.pending
+	if len(b.arena)+len(data) > cap(b.arena) {
+		if len(b.frames) > 0 {
+			// The arena is full: hand the batch out rather than grow it
+			// under its frames, and grow it when it is empty again.
+			b.short = cap(b.arena) < q.fan.batchBytes
+			q.flush()
+			return q.add(data, wireLen, at, meta)
+		}
+		// Empty, so nothing slices the arena: replace it, doubling a
+		// short one up to the batch's share.
+		n := min(q.fan.batchBytes, q.fan.batch*initialFrameBytes)
+		if b.short {
+			n = min(q.fan.batchBytes, 2*cap(b.arena))
+		}
+		b.arena, b.short = make([]byte, 0, max(n, len(data))), false
+	}
 	off := len(b.arena)
 	b.arena = append(b.arena, data...)
 	b.frames = append(b.frames, b.arena[off:len(b.arena):len(b.arena)])
 	b.wireLen = append(b.wireLen, wireLen)
 	b.arrival = append(b.arrival, at)
+	switch {
+	case meta != nil && meta.Valid:
+		for len(b.meta) < len(b.frames)-1 {
+			b.meta = append(b.meta, kernel.XDPMetadata{})
+		}
+		b.meta = append(b.meta, *meta)
+	case len(b.meta) > 0:
+		b.meta = append(b.meta, kernel.XDPMetadata{})
+	}
 	if len(b.frames) == cap(b.frames) {
 		q.flush()
 	}
@@ -152,9 +206,7 @@ func (q *fanoutQueue) Receive(b *Batch) error {
 	}
 	if q.cur != nil {
 		c := q.cur
-		// Frames slice the arena; when the arena grew, earlier frames keep
-		// the old array alive until the batch is reused, and no longer.
-		c.arena, c.frames, c.wireLen, c.arrival = c.arena[:0], c.frames[:0], c.wireLen[:0], c.arrival[:0]
+		c.arena, c.frames, c.wireLen, c.arrival, c.meta = c.arena[:0], c.frames[:0], c.wireLen[:0], c.arrival[:0], c.meta[:0]
 		q.free <- c
 		q.cur = nil
 	}
@@ -175,6 +227,7 @@ func (q *fanoutQueue) Receive(b *Batch) error {
 			b.Append(f, fb.wireLen[i], fb.arrival[i])
 			bytes += uint64(fb.wireLen[i])
 		}
+		b.Meta = append(b.Meta, fb.meta...)
 		q.frames.Add(uint64(len(fb.frames)))
 		q.bytes.Add(bytes)
 		return nil

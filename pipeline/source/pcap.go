@@ -6,9 +6,11 @@ import (
 	"io"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/xdphash/xdphash/capture"
+	"github.com/xdphash/xdphash/internal/kernel"
 )
 
 // PcapConfig describes a pcap or pcapng file source: one receive queue (a
@@ -44,8 +46,32 @@ type pcapSource struct {
 
 	closeOnce  sync.Once
 	readerDone chan struct{}
-	pacer      pacer // the reader's, for paced replays
+	pacer      pacer              // the reader's, for paced replays
+	meta       kernel.XDPMetadata // the reader's, for the frame it adds
+	// stream: the input is not a regular file (a pipe, a FIFO, a socket),
+	// whose next read may block for as long as its writer likes: the
+	// reader hands out a partly filled batch before such a read, so that
+	// every frame read reaches the receive loop.
+	stream bool
 }
+
+// isRegular reports whether r is a regular file or bytes in memory, whose
+// reads never wait for a writer.
+func isRegular(r io.Reader) bool {
+	if _, inMemory := r.(interface{ Len() int }); inMemory {
+		return true // bytes.Reader, bytes.Buffer, strings.Reader
+	}
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// noData is the error a metadata kfunc returns for what the device did not
+// give: a capture records no device hash or timestamp the replay hands on.
+var noData = kernel.KfuncErr(syscall.ENODATA)
 
 // OpenPcap opens the capture file path ("-" for stdin) and starts reading it.
 func OpenPcap(path string, cfg PcapConfig) (Source, error) {
@@ -81,7 +107,7 @@ func newPcap(r io.Reader, name string, file io.Closer, cfg PcapConfig) (*pcapSou
 	if err != nil {
 		return nil, err
 	}
-	s := &pcapSource{name: name, file: file, reader: reader, cfg: cfg, readerDone: make(chan struct{})}
+	s := &pcapSource{name: name, file: file, reader: reader, cfg: cfg, readerDone: make(chan struct{}), stream: !isRegular(r)}
 	s.fan = NewFanout(1, cfg.Batch, cfg.Clock != nil && !cfg.Lossless)
 	s.pacer = pacer{clock: cfg.Clock, done: s.fan.Done()}
 	go s.read()
@@ -116,6 +142,9 @@ func (s *pcapSource) read() {
 		frames int
 	)
 	for ; ; frames++ {
+		if s.stream && s.reader.Buffered() == 0 {
+			s.fan.Flush()
+		}
 		data, ci, err := s.reader.ZeroCopyReadPacketData()
 		if err != nil {
 			// The pcap reader returns a bare io.EOF also when a record's
@@ -154,7 +183,15 @@ func (s *pcapSource) read() {
 			}
 			at = s.cfg.Clock()
 		}
-		if !s.fan.Add(0, data, ci.Length, at) {
+		// A frame that xdphash run --write recorded with a metadata VLAN
+		// tag comes with it, as from the device: the receive loop dissects
+		// it with the tag, as dissect does.
+		var meta *kernel.XDPMetadata
+		if tag, ok := capture.FrameTag(s.reader); ok && !tag.IsZero() {
+			s.meta = kernel.XDPMetadata{Valid: true, VLANProto: tag.TPID, VLANTCI: tag.TCI, HashErr: noData, TimestampErr: noData}
+			meta = &s.meta
+		}
+		if !s.fan.Add(0, data, ci.Length, at, meta) {
 			s.fan.End(nil)
 			return
 		}

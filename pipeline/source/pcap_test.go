@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -226,5 +227,45 @@ func TestPcapErrors(t *testing.T) {
 	defer src.Close()
 	if got := receiveAll(t, src, io.ErrUnexpectedEOF); len(got) != 9 {
 		t.Errorf("%d frames before the cut, want 9", len(got))
+	}
+}
+
+// TestPcapPipePartialBatch: from a pipe whose writer has sent 10 frames and
+// waits, the receive loop gets all 10 without waiting for a full batch of
+// 64, so none is held when the run stops.
+func TestPcapPipePartialBatch(t *testing.T) {
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	defer pw.Close()
+	go func() {
+		// The pipe's buffer holds the 10 frames: the write returns.
+		if _, err := pw.Write(testCapture(t, 10, 0, layers.LinkTypeEthernet)); err != nil {
+			t.Error(err)
+		}
+	}()
+	src, err := OpenPcap("/dev/fd/"+strconv.Itoa(int(pr.Fd())), PcapConfig{Batch: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	q := src.Queues()[0]
+	b := NewBatch(64)
+	var got int
+	for got < 10 {
+		if err := q.Receive(b); err != nil {
+			t.Fatalf("after %d frames: %v", got, err)
+		}
+		for _, f := range b.Frames {
+			if !bytes.Equal(f, testFrame(got)) {
+				t.Fatalf("frame %d: % x", got, f)
+			}
+			got++
+		}
+	}
+	if st := q.Stats(); st.Frames != 10 {
+		t.Errorf("stats %+v, want 10 frames", st)
 	}
 }
