@@ -96,6 +96,7 @@ func filledRun(static *RunStats) *RunStats {
 		DeviceHash: &DeviceHashCheck{
 			Method: "equality", Frames: 100, WithHash: 90, Checked: 80, Conflicts: 1,
 			Samples: []DeviceHashConflict{{Queue: 1, Frame: "0aff", DeviceHashFrame: sample, Other: &sample}},
+			Classes: []DeviceHashClass{{Class: "addresses-only", Frames: 1, Explain: "the device hashed addresses only"}},
 		},
 	}
 }
