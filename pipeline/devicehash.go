@@ -22,6 +22,7 @@ type deviceState struct {
 	own         hash.Source // the source of the steering's own hash
 	sources     [hash.NumSources]uint64
 	check       *deviceCheck // nil without CheckDeviceHash
+	queueCheck  *queueCheck  // nil without CheckDeviceQueue
 	none        kernel.XDPMetadata
 	// tsOffset maps the device's RX timestamps onto the run's clock (see
 	// arrival); anchored once a timestamp was seen.
@@ -43,13 +44,18 @@ func (d *deviceState) arrival(ts uint64, now, last int64) int64 {
 
 func newDeviceState(cfg *EngineConfig, steer *hash.Steering, queue int) deviceState {
 	d := deviceState{
-		plain:       steer.Kind() != hash.KindDevice && !cfg.CheckDeviceHash,
+		plain:       steer.Kind() != hash.KindDevice && !cfg.CheckDeviceHash && len(cfg.CheckDeviceQueue) == 0,
 		withholdTag: cfg.WithholdVLANTag,
 		own:         steer.Own(),
 	}
 	if cfg.CheckDeviceHash {
 		d.check = newDeviceCheck(queue, steer.Own() == hash.SourceToeplitz)
+		d.check.fields = hash.DefaultNICFields
+		if cfg.DeviceFields != nil {
+			d.check.fields = *cfg.DeviceFields
+		}
 	}
+	d.queueCheck = newQueueCheck(queue, cfg.CheckDeviceQueue)
 	return d
 }
 
@@ -60,6 +66,7 @@ type devicePub struct {
 	frames, withHash, checked, conflict atomic.Uint64
 	samplesMu                           sync.Mutex
 	samples                             []runstats.DeviceHashConflict // guarded by samplesMu
+	queue                               queuePub
 }
 
 // tag is the metadata VLAN tag frame i of b was dissected with: the zero tag
@@ -84,10 +91,17 @@ func (r *receiver) hashMeta(frame []byte, m *kernel.XDPMetadata) (dissect.Path, 
 	h, l4, src := r.steer.HashDevice(&r.keys, m.Hash, m.HashType.IsL4(), m.HasHash())
 	if c := r.dev.check; c != nil {
 		own := h
-		if src != r.dev.own {
+		if c.equality {
+			// A NIC hashes the frame's outermost headers, not the keys the
+			// kernel's dissector finds behind a tunnel.
+			own, _ = r.steer.HashFrameNIC(frame, c.fields)
+		} else if src != r.dev.own {
 			own, _ = r.steer.Hash(&r.keys)
 		}
 		c.frame(frame, m, tag, &r.keys, own)
+	}
+	if q := r.dev.queueCheck; q != nil {
+		q.frame(m)
 	}
 	return path, h, l4, src
 }
@@ -97,6 +111,9 @@ func (r *receiver) publishDevice() {
 	p := &r.pub.dev
 	for s, n := range r.dev.sources {
 		p.sources[s].Store(n)
+	}
+	if q := r.dev.queueCheck; q != nil {
+		q.publish(&p.queue)
 	}
 	c := r.dev.check
 	if c == nil {
@@ -142,6 +159,7 @@ func (e *Engine) deviceStats(st *runstats.RunStats) {
 		})
 	}
 	st.DeviceHash = check
+	e.queueStats(st)
 }
 
 // checkTableLen is the entries of each of the partition check's two tables
@@ -158,6 +176,7 @@ const checkTableLen = 1 << 14
 type deviceCheck struct {
 	queue    int
 	equality bool
+	fields   hash.NICFields // the device's, for equality
 
 	frames, withHash, checked, conflicts uint64
 

@@ -138,6 +138,14 @@ type EngineConfig struct {
 	// the XDP metadata), the device's hash with the steering's own
 	// (RunStats.DeviceHash).
 	CheckDeviceHash bool
+	// DeviceFields are the fields the device hashes (CheckDeviceHash with a
+	// Toeplitz steering compares the device's hash with the NIC's view of
+	// the frame, hash.Toeplitz.FromFrame); nil takes hash.DefaultNICFields.
+	DeviceFields *hash.NICFields
+	// CheckDeviceQueue, when set, is the device's RSS indirection table:
+	// every frame with a device hash h must have come in on
+	// CheckDeviceQueue[h % len] (RunStats.DeviceQueue).
+	CheckDeviceQueue []uint32
 	// WithholdVLANTag dissects every frame as if the device had given no
 	// VLAN tag in its metadata: a debugging aid that shows what a pipeline
 	// blind to stripped tags computes (--check-device-hash then reports
