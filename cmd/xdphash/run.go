@@ -541,6 +541,17 @@ func runRun(cmd *cobra.Command, log *slog.Logger, o *runOptions) (err error) {
 		log.Info("xdp program", "program", p)
 	}
 	warnNoMetadata(log, o, src.Info())
+	explainDevice(log, o, src.Info())
+	var queueTable []uint32
+	if o.device.checkQueue {
+		if queueTable, err = readDeviceQueueTable(o.iface); err != nil {
+			return err
+		}
+	}
+	var deviceFields *hash.NICFields
+	if o.device.checkHash && s.steer.Hash == hash.KindToeplitz {
+		deviceFields = readDeviceFields(log, o.iface)
+	}
 
 	ecfg := pipeline.EngineConfig{
 		Source: src, Steering: s.steer,
@@ -549,7 +560,7 @@ func runRun(cmd *cobra.Command, log *slog.Logger, o *runOptions) (err error) {
 		Consumer: o.consumer, ConsumerConfig: o.consumerCfg, ServiceRate: s.rate,
 		Virtual: o.virtualClock, Window: o.window, Batch: o.batch, Plan: &plan,
 		QueueSpread:     o.queueSpread(len(src.Queues())),
-		CheckDeviceHash: o.device.checkHash, WithholdVLANTag: o.device.withholdTag, Capture: rw.engineCapture(),
+		CheckDeviceHash: o.device.checkHash, CheckDeviceQueue: queueTable, DeviceFields: deviceFields, WithholdVLANTag: o.device.withholdTag, Capture: rw.engineCapture(),
 	}
 	o.rebalance.apply(&ecfg)
 	engine, err := pipeline.NewEngine(ecfg)

@@ -187,6 +187,9 @@ func (l *Lab) startInNS(initrd string) (err error) {
 	return nil
 }
 
+// qemuArgs is QEMU's command line. ctrl_vlan=off: with the VLAN filter
+// feature the device drops every tagged frame whose VLAN the guest has not
+// registered, before the guest sees it and without a counter.
 func (l *Lab) qemuArgs(initrd string) []string {
 	c := l.cfg
 	return []string{
@@ -198,7 +201,7 @@ func (l *Lab) qemuArgs(initrd string) []string {
 		"-chardev", "stdio,id=con,signal=off", "-serial", "chardev:con",
 		"-serial", "file:" + filepath.Join(l.Dir, "results"),
 		"-netdev", fmt.Sprintf("tap,id=n0,ifname=%s,script=no,downscript=no,queues=%d,vhost=off", l.Tap, c.Queues),
-		"-device", fmt.Sprintf("virtio-net-pci,netdev=n0,mq=on,vectors=%d,rss=on,hash=on,mac=%s", 2*c.Queues+2, GuestMAC),
+		"-device", fmt.Sprintf("virtio-net-pci,netdev=n0,mq=on,vectors=%d,rss=on,hash=on,ctrl_vlan=off,mac=%s", 2*c.Queues+2, GuestMAC),
 	}
 }
 
@@ -268,6 +271,9 @@ func (l *Lab) InNS(fn func() error) error {
 	}()
 	return <-errc
 }
+
+// QEMUPid is QEMU's process id.
+func (l *Lab) QEMUPid() int { return l.qemu.Process.Pid }
 
 // BootTime is how long the guest took from QEMU's start to its /init's
 // first line; 0 before that.

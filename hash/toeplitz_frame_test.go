@@ -1,0 +1,123 @@
+package hash
+
+import (
+	"encoding/binary"
+	"net/netip"
+	"testing"
+)
+
+// frameSpec builds an Ethernet frame for FromFrame's tests.
+type frameSpec struct {
+	vlans    int    // VLAN tags before the IP header
+	l3       string // "ipv4", "ipv6" or "arp"
+	proto    byte   // the IP protocol (IPv4) or the last next header (IPv6)
+	frag     bool   // IPv4 MF set; IPv6 a fragment header
+	hopByHop bool   // IPv6: a hop-by-hop options header first
+	src, dst netip.AddrPort
+}
+
+func (s frameSpec) frame() []byte {
+	be := binary.BigEndian
+	b := make([]byte, 12, 128)
+	for range s.vlans {
+		b = be.AppendUint16(b, etherTypeVLAN)
+		b = be.AppendUint16(b, 7)
+	}
+	switch s.l3 {
+	case "ipv4":
+		b = be.AppendUint16(b, etherTypeIPv4)
+		ip := make([]byte, 20)
+		ip[0] = 0x45
+		ip[9] = s.proto
+		if s.frag {
+			be.PutUint16(ip[6:], 0x2000)
+		}
+		copy(ip[12:], s.src.Addr().AsSlice())
+		copy(ip[16:], s.dst.Addr().AsSlice())
+		b = append(b, ip...)
+	case "ipv6":
+		b = be.AppendUint16(b, etherTypeIPv6)
+		ip := make([]byte, 40)
+		ip[0] = 0x60
+		next := s.proto
+		var ext []byte
+		if s.frag {
+			ext = append(ext, next, 0, 0, 1, 0, 0, 0, 1) // offset 0, more fragments
+			next = protoFragment
+		}
+		if s.hopByHop {
+			ext = append([]byte{next, 0, 1, 4, 0, 0, 0, 0}, ext...) // a PadN option
+			next = protoHopOpts
+		}
+		ip[6] = next
+		copy(ip[8:], s.src.Addr().AsSlice())
+		copy(ip[24:], s.dst.Addr().AsSlice())
+		b = append(append(b, ip...), ext...)
+	default:
+		b = be.AppendUint16(b, 0x0806)
+		return append(b, make([]byte, 28)...)
+	}
+	b = be.AppendUint16(b, s.src.Port())
+	b = be.AppendUint16(b, s.dst.Port())
+	return append(b, make([]byte, 16)...)
+}
+
+// TestToeplitzFromFrame checks the NIC's view against Microsoft's
+// verification suite: the outermost addresses, with the ports where the
+// NIC hashes them.
+func TestToeplitzFromFrame(t *testing.T) {
+	tz := defaultToeplitz(t)
+	noPorts := NICFields{}
+	for _, tt := range msSuite {
+		l3 := "ipv4"
+		if tt.src.Addr().Is6() {
+			l3 = "ipv6"
+		}
+		for _, c := range []struct {
+			name   string
+			spec   frameSpec
+			fields NICFields
+			want   uint32
+		}{
+			{"tcp", frameSpec{l3: l3, proto: protoTCP}, DefaultNICFields, tt.withTCP},
+			{"udp", frameSpec{l3: l3, proto: protoUDP}, DefaultNICFields, tt.withTCP},
+			{"tcp behind two VLAN tags", frameSpec{l3: l3, proto: protoTCP, vlans: 2}, DefaultNICFields, tt.withTCP},
+			{"tcp, fields without ports", frameSpec{l3: l3, proto: protoTCP}, noPorts, tt.ipOnly},
+			{"fragment", frameSpec{l3: l3, proto: protoUDP, frag: true}, DefaultNICFields, tt.ipOnly},
+			{"gre: the outer addresses", frameSpec{l3: l3, proto: 47}, DefaultNICFields, tt.ipOnly},
+			{"ip in ip: the outer addresses", frameSpec{l3: l3, proto: 41}, DefaultNICFields, tt.ipOnly},
+		} {
+			c.spec.src, c.spec.dst = tt.src, tt.dst
+			got, ok := tz.FromFrame(c.spec.frame(), c.fields, SymmetricNone)
+			if !ok || got != c.want {
+				t.Errorf("%v -> %v, %s: %#08x, %v; want %#08x, true", tt.src, tt.dst, c.name, got, ok, c.want)
+			}
+		}
+		if l3 == "ipv6" {
+			got, ok := tz.FromFrame(frameSpec{l3: l3, proto: protoTCP, hopByHop: true, src: tt.src, dst: tt.dst}.frame(), DefaultNICFields, SymmetricNone)
+			if !ok || got != tt.withTCP {
+				t.Errorf("%v -> %v, tcp behind hop-by-hop options: %#08x, %v; want %#08x", tt.src, tt.dst, got, ok, tt.withTCP)
+			}
+		}
+	}
+	for _, c := range []struct {
+		name  string
+		frame []byte
+	}{
+		{"arp", frameSpec{l3: "arp"}.frame()},
+		{"runt", make([]byte, 10)},
+		{"truncated ipv4", frameSpec{l3: "ipv4", proto: protoTCP, src: msSuite[0].src, dst: msSuite[0].dst}.frame()[:30]},
+	} {
+		if h, ok := tz.FromFrame(c.frame, DefaultNICFields, SymmetricNone); ok {
+			t.Errorf("%s: %#08x, true; want no hash", c.name, h)
+		}
+	}
+}
+
+func TestToeplitzFromFrameAllocs(t *testing.T) {
+	tz := defaultToeplitz(t)
+	frame := frameSpec{l3: "ipv6", proto: protoTCP, vlans: 1, src: msSuite[len(msSuite)-1].src, dst: msSuite[len(msSuite)-1].dst}.frame()
+	if n := testing.AllocsPerRun(100, func() { tz.FromFrame(frame, DefaultNICFields, SymmetricNone) }); n != 0 {
+		t.Errorf("FromFrame: %v allocations per frame, want 0", n)
+	}
+}
