@@ -193,7 +193,8 @@ func openKernel(pkg, root string) (Kernel, error) {
 }
 
 // Modules returns the files of the named modules and of what they depend
-// on, in load order (dependencies first). The package ships no modules.dep
+// on, in load order (dependencies first); a module built into the kernel
+// needs no file and is left out. The package ships no modules.dep
 // (depmod makes it at install time, and the lab installs nothing): the
 // modules come from modules.order and their dependencies from each
 // module's own .modinfo (depends=), read through xz for a .ko.xz.
@@ -207,6 +208,12 @@ func (k Kernel) Modules(names ...string) ([]string, error) {
 	for _, line := range strings.Fields(string(b)) {
 		byName[moduleName(line)] = line
 	}
+	builtin := map[string]bool{}
+	if b, err := os.ReadFile(filepath.Join(dir, "modules.builtin")); err == nil {
+		for _, line := range strings.Fields(string(b)) {
+			builtin[moduleName(line)] = true
+		}
+	}
 	var order []string
 	seen := map[string]bool{}
 	var visit func(name string, chain []string) error
@@ -218,6 +225,9 @@ func (k Kernel) Modules(names ...string) ([]string, error) {
 			return fmt.Errorf("guest kernel %s: module dependencies deeper than 16: %s", k.Release, strings.Join(chain, " -> "))
 		}
 		rel, ok := byName[name]
+		if !ok && builtin[name] {
+			return nil
+		}
 		if !ok {
 			return fmt.Errorf("guest kernel %s has no module %s (built in?)", k.Release, name)
 		}

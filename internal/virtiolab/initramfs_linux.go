@@ -12,9 +12,11 @@ import (
 	"github.com/xdphash/xdphash/internal/virtiolab/guest"
 )
 
-// guestModules are the modules virtio-net needs in Debian's cloud kernels
-// (virtio_pci is built in); Kernel.Modules adds failover and net_failover.
-var guestModules = []string{"virtio_net"}
+// guestModules are the modules the guest's virtio-net device needs:
+// Kernel.Modules adds what they depend on (failover, net_failover; on 6.1
+// virtio and virtio_ring too) and leaves out what the kernel has built in
+// (6.12 has virtio_pci built in, 6.1 has it as a module).
+var guestModules = []string{"virtio_pci", "virtio_net"}
 
 // writeInitramfs writes the guest's initramfs to path: binary as /init with
 // the shared libraries it needs, the modules, and cfg.

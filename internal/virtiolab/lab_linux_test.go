@@ -57,17 +57,22 @@ func TestFetchKernel(t *testing.T) {
 		if _, err := os.Stat(k.Vmlinuz); err != nil {
 			t.Error(err)
 		}
-		mods, err := k.Modules("virtio_net")
+		mods, err := k.Modules("virtio_pci", "virtio_net")
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Each module after what it depends on, virtio_net last.
+		at := map[string]int{}
 		var names []string
-		for _, m := range mods {
-			names = append(names, filepath.Base(m))
+		for i, m := range mods {
+			name, _, _ := strings.Cut(filepath.Base(m), ".ko")
+			at[name] = i + 1
+			names = append(names, name)
 		}
-		if got := strings.Join(names, " "); got != "failover.ko.xz net_failover.ko.xz virtio_net.ko.xz" {
-			t.Errorf("series %s (%s): virtio_net's modules in load order: %s", series, k.Package, got)
+		if !(at["failover"] > 0 && at["failover"] < at["net_failover"] && at["net_failover"] < at["virtio_net"] && at["virtio_net"] == len(mods)) {
+			t.Errorf("series %s (%s): virtio_net's modules in load order: %v", series, k.Package, names)
 		}
+		t.Logf("series %s: modules %v", series, names)
 		t.Logf("series %s: %s", series, k.Package)
 	}
 }
