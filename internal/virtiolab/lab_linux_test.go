@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -95,7 +94,11 @@ func xdphashBinary(tb testing.TB) string {
 			return
 		}
 		built = filepath.Join(dir, "xdphash")
-		gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+		gobin, err := exec.LookPath("go")
+		if err != nil {
+			buildErr = fmt.Errorf("build xdphash for the guest: %w", err)
+			return
+		}
 		out, err := exec.Command(gobin, "build", "-o", built, "github.com/xdphash/xdphash/cmd/xdphash").CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build xdphash: %v: %s", err, out)
@@ -309,5 +312,29 @@ func TestKilledLabLeavesNothing(t *testing.T) {
 	virtiolab.Sweep()
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("the killed lab's directory %s outlived the sweep (%v)", dir, err)
+	}
+}
+
+// TestVerifyPerKernel runs `xdphash verify` (the built-in corpus against the
+// running kernel's skb_get_hash) inside the guest on each kernel series the
+// lab boots: the dissector must agree with every one of them.
+func TestVerifyPerKernel(t *testing.T) {
+	for _, series := range virtiolab.Series {
+		t.Run(series, func(t *testing.T) {
+			k := requireLab(t, series)
+			l := newLab(t, virtiolab.Config{
+				Kernel: k, Binary: xdphashBinary(t),
+				Steps: []guest.Step{{Args: []string{guest.InitPath, "verify"}, Timeout: 4 * time.Minute}},
+			})
+			res, err := l.Wait()
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := res.Report.Steps[0]
+			t.Logf("guest %s: %s", res.Report.Kernel, strings.TrimSpace(s.Stdout))
+			if s.Exit != 0 || !strings.Contains(s.Stdout, " 0 divergences") {
+				t.Errorf("xdphash verify on %s: exit %d, %s\nstdout:\n%s\nstderr:\n%s", res.Report.Kernel, s.Exit, s.Error, s.Stdout, s.Stderr)
+			}
+		})
 	}
 }
