@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,7 +22,7 @@ import (
 	"github.com/xdphash/xdphash/runstats"
 )
 
-func TestMain(m *testing.M) { xdptest.Main(m) }
+func TestMain(m *testing.M) { xdptest.Main(m, xdptest.RemoveXdphashBinary) }
 
 // requireLab ends the test (xdptest.Unavailable) without root or QEMU, and
 // returns the guest kernel, fetched into the cache if need be.
@@ -76,40 +75,6 @@ func TestFetchKernel(t *testing.T) {
 	}
 }
 
-var (
-	buildOnce sync.Once
-	built     string
-	buildErr  error
-)
-
-// xdphashBinary builds xdphash once for the package's tests, as `go build`
-// does by default (with cgo: dynamically linked, which the lab copies into
-// the guest with its libraries).
-func xdphashBinary(tb testing.TB) string {
-	tb.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "xdphash-virtiolab-bin-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		built = filepath.Join(dir, "xdphash")
-		gobin, err := exec.LookPath("go")
-		if err != nil {
-			buildErr = fmt.Errorf("build xdphash for the guest: %w", err)
-			return
-		}
-		out, err := exec.Command(gobin, "build", "-o", built, "github.com/xdphash/xdphash/cmd/xdphash").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build xdphash: %v: %s", err, out)
-		}
-	})
-	if buildErr != nil {
-		tb.Fatal(buildErr)
-	}
-	return built
-}
-
 // newLab starts a lab for the test and closes it when the test ends,
 // checking that nothing of it is left.
 func newLab(tb testing.TB, cfg virtiolab.Config) *virtiolab.Lab {
@@ -142,7 +107,7 @@ func newLab(tb testing.TB, cfg virtiolab.Config) *virtiolab.Lab {
 // dropped.
 func TestDeviceHashAndQueue(t *testing.T) {
 	k := requireLab(t, "")
-	bin := xdphashBinary(t)
+	bin := xdptest.XdphashBinary(t)
 	const sent = 20480
 	l := newLab(t, virtiolab.Config{
 		Kernel: k, Binary: bin, RXHash: true, Queues: 4,
@@ -317,14 +282,19 @@ func TestKilledLabLeavesNothing(t *testing.T) {
 
 // TestVerifyPerKernel runs `xdphash verify` (the built-in corpus against the
 // running kernel's skb_get_hash) inside the guest on each kernel series the
-// lab boots: the dissector must agree with every one of them.
+// lab boots: the dissector must agree with every one of them. The same boot
+// asks for AF_XDP zero-copy, which virtio-net has only from Linux 6.13:
+// both series must refuse it, and xdphash must say why.
 func TestVerifyPerKernel(t *testing.T) {
 	for _, series := range virtiolab.Series {
 		t.Run(series, func(t *testing.T) {
 			k := requireLab(t, series)
 			l := newLab(t, virtiolab.Config{
-				Kernel: k, Binary: xdphashBinary(t),
-				Steps: []guest.Step{{Args: []string{guest.InitPath, "verify"}, Timeout: 4 * time.Minute}},
+				Kernel: k, Binary: xdptest.XdphashBinary(t),
+				Steps: []guest.Step{
+					{Args: []string{guest.InitPath, "verify"}, Timeout: 4 * time.Minute},
+					{Args: []string{guest.InitPath, "run", "--iface", "eth0", "--queues", "0", "--xdp-mode", "native", "--zero-copy", "--duration", "2s"}, Timeout: time.Minute},
+				},
 			})
 			res, err := l.Wait()
 			if err != nil {
@@ -334,6 +304,11 @@ func TestVerifyPerKernel(t *testing.T) {
 			t.Logf("guest %s: %s", res.Report.Kernel, strings.TrimSpace(s.Stdout))
 			if s.Exit != 0 || !strings.Contains(s.Stdout, " 0 divergences") {
 				t.Errorf("xdphash verify on %s: exit %d, %s\nstdout:\n%s\nstderr:\n%s", res.Report.Kernel, s.Exit, s.Error, s.Stdout, s.Stderr)
+			}
+			zc := res.Report.Steps[1]
+			t.Logf("guest %s: run --zero-copy: exit %d: %s", res.Report.Kernel, zc.Exit, zc.Stderr)
+			if zc.Exit == 0 || !strings.Contains(zc.Stderr, "no AF_XDP zero-copy") {
+				t.Errorf("run --zero-copy on %s: exit %d, stderr %q; want a refusal that names the missing zero-copy", res.Report.Kernel, zc.Exit, zc.Stderr)
 			}
 		})
 	}
