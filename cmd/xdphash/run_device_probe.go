@@ -44,7 +44,7 @@ func readDeviceFields(log *slog.Logger, iface string) *hash.NICFields {
 
 // explainDevice says, one line each, what the device lacks of what the run
 // asked for: its receive hash (off: the metadata kfunc has none to give),
-// the VLAN tag in the metadata.
+// the VLAN tag in the metadata. (Zero-copy's refusal is the socket's error.)
 func explainDevice(log *slog.Logger, o *runOptions, info source.Info) {
 	if o.iface == "" || !info.Metadata {
 		return
@@ -56,6 +56,10 @@ func explainDevice(log *slog.Logger, o *runOptions, info source.Info) {
 		}
 	}
 	if !strings.Contains(info.XDPProgram, "vlan-tag") {
-		log.Info(fmt.Sprintf("%s gives no VLAN tag in the XDP metadata: a tag it strips is not seen (ethtool -K %s rxvlan off keeps tags in the frame)", o.iface, o.iface))
+		if strips, err := kernel.RXVLANStrip(o.iface); err == nil && strips {
+			log.Warn(fmt.Sprintf("%s strips VLAN tags but gives none in the XDP metadata: stripped tags are lost to the dissector (ethtool -K %s rxvlan off)", o.iface, o.iface))
+		} else if err == nil {
+			log.Info(fmt.Sprintf("%s gives no VLAN tag in the XDP metadata; it strips none, so tags stay in the frames", o.iface))
+		}
 	}
 }

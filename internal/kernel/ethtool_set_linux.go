@@ -61,6 +61,19 @@ func RXHash(name string) (bool, error) {
 	return v.Data&ethFlagRXHash != 0, nil
 }
 
+// ethFlagRXVLAN is ETH_FLAG_RXVLAN: the device strips VLAN tags on receive.
+const ethFlagRXVLAN = 1 << 8
+
+// RXVLANStrip tells whether interface name strips VLAN tags on receive
+// (ETHTOOL_GFLAGS; `ethtool -k` shows it as rx-vlan-offload).
+func RXVLANStrip(name string) (bool, error) {
+	v := ethtoolValue{Cmd: unix.ETHTOOL_GFLAGS}
+	if err := ethtool(name, unsafe.Pointer(&v)); err != nil {
+		return false, fmt.Errorf("read the offload flags of %s: %w", name, err)
+	}
+	return v.Data&ethFlagRXVLAN != 0, nil
+}
+
 // SetRXHash turns the receive hash of interface name on or off
 // (ETHTOOL_SFLAGS, as `ethtool -K name rxhash on`).
 func SetRXHash(name string, on bool) error {

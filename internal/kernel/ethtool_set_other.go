@@ -19,6 +19,11 @@ func RXHash(name string) (bool, error) {
 	return false, fmt.Errorf("read the offload flags of %s: %w: needs Linux", name, ErrNotSupported)
 }
 
+// RXVLANStrip fails: it reads Linux's ethtool interface.
+func RXVLANStrip(name string) (bool, error) {
+	return false, fmt.Errorf("read the offload flags of %s: %w: needs Linux", name, ErrNotSupported)
+}
+
 // SetRXHash fails: it writes Linux's ethtool interface.
 func SetRXHash(name string, on bool) error {
 	return fmt.Errorf("set the offload flags of %s: %w: needs Linux", name, ErrNotSupported)

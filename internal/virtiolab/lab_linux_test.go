@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -311,5 +312,22 @@ func TestVerifyPerKernel(t *testing.T) {
 				t.Errorf("run --zero-copy on %s: exit %d, stderr %q; want a refusal that names the missing zero-copy", res.Report.Kernel, zc.Exit, zc.Stderr)
 			}
 		})
+	}
+}
+
+// TestKilledQEMU kills the lab's QEMU with SIGKILL while the guest boots:
+// Wait must fail, saying what happened with the console's tail, and Close
+// must still remove everything.
+func TestKilledQEMU(t *testing.T) {
+	k := requireLab(t, "")
+	l := newLab(t, virtiolab.Config{Kernel: k, Binary: xdptest.XdphashBinary(t)})
+	if err := syscall.Kill(l.QEMUPid(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Wait(); err == nil || !strings.Contains(err.Error(), "console") {
+		t.Errorf("Wait after QEMU was killed: %v; want an error with the console's tail", err)
+	}
+	if err := l.WaitReady(); err == nil {
+		t.Error("WaitReady after QEMU was killed: no error")
 	}
 }
