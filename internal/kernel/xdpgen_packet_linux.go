@@ -87,7 +87,14 @@ func (s *PacketSender) Send(n uint64) (uint64, error) {
 				continue
 			case unix.ENOBUFS, unix.EAGAIN:
 				// The driver's queue is full (veth stops it while the
-				// other end's ring is full): let its NAPI run.
+				// other end's ring is full; a tap refuses the frame while
+				// its reader's queue is): let the receiver run, unless
+				// the send was stopped: a receiver that takes nothing
+				// must not hold the sender forever.
+				if s.stop.Load() {
+					s.pos = (s.pos + done) % len(s.table.Order)
+					return sent, nil
+				}
 				runtime.Gosched()
 				continue
 			}
