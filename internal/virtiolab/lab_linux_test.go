@@ -337,3 +337,14 @@ func TestKilledQEMU(t *testing.T) {
 		t.Error("WaitReady after QEMU was killed: no error")
 	}
 }
+
+// TestHungGuestKilled gives the guest less time than a boot takes: the lab
+// must kill it at its timeout and say so, with the console's tail.
+func TestHungGuestKilled(t *testing.T) {
+	k := requireLab(t, "")
+	l := newLab(t, virtiolab.Config{Kernel: k, Binary: xdptest.XdphashBinary(t), Timeout: time.Second})
+	_, err := l.Wait()
+	if err == nil || !strings.Contains(err.Error(), "longer than 1s and was killed") || !strings.Contains(err.Error(), "console") {
+		t.Errorf("Wait on a guest past its timeout: %v; want a kill with the console's tail", err)
+	}
+}
