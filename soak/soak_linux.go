@@ -146,7 +146,7 @@ func Run(ctx context.Context, cfg Config) (_ *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
-	sched, err := pktgen.NewSchedule(prof, pktgen.MACs{Dst: lab.HostMAC})
+	sched, err := newSchedule(cfg, prof, pktgen.MACs{Dst: lab.HostMAC})
 	if err != nil {
 		return nil, err
 	}

@@ -108,6 +108,7 @@ the namespace, CAP_NET_ADMIN and CAP_BPF for the rest).`,
 	f.IntVar(&opts.cfg.RingSize, "ring-size", opts.cfg.RingSize, "netdev_max_backlog of each receive queue -> worker ring")
 	f.IntVar(&opts.cfg.Threads, "threads", 0, "generator threads, one per CPU (default: one per queue, as far as there are CPUs)")
 	f.Var(newChoiceFlag(&opts.cfg.Lab, soak.LabVeth, soak.LabVirtio), "lab", "where the pipeline runs: veth (a veth pair here) or virtio (xdphash run in a QEMU guest on a virtio-net device: native XDP, the device's Toeplitz hash and RSS table, checked frame by frame; needs qemu-system-x86 and apt for the guest kernel; see docs/virtio-lab.md)")
+	f.StringVar(&opts.cfg.Pcap, "pcap", "", "send the frames of this pcap or pcapng file (in order, cycling, each to the receiver's MAC address) instead of --profile's")
 	f.StringVar(&opts.cfg.GuestKernel, "guest-kernel", "", "--lab virtio: the guest kernel series, "+strings.Join(virtiolab.Series, " or ")+" (default "+virtiolab.DefaultSeries+")")
 	f.BoolVar(&opts.cfg.CheckDevice, "check-device", false, "check every frame against the kernel's own hash: the generator sends through AF_PACKET and the qdisc, every other frame with a hardware VLAN tag, and the run compares each device hash with its own")
 	return cmd
