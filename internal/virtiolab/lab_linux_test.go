@@ -291,7 +291,8 @@ func TestKilledLabLeavesNothing(t *testing.T) {
 // running kernel's skb_get_hash) inside the guest on each kernel series the
 // lab boots: the dissector must agree with every one of them. The same boot
 // asks for AF_XDP zero-copy, which virtio-net has only from Linux 6.13:
-// both series must refuse it, and xdphash must say why.
+// both series must refuse it, and xdphash must say why; and `xdphash rss
+// show` must read the device's own Toeplitz key, table and hash fields.
 func TestVerifyPerKernel(t *testing.T) {
 	for _, series := range virtiolab.Series {
 		t.Run(series, func(t *testing.T) {
@@ -301,6 +302,7 @@ func TestVerifyPerKernel(t *testing.T) {
 				Steps: []guest.Step{
 					{Args: []string{guest.InitPath, "verify"}, Timeout: 4 * time.Minute},
 					{Args: []string{guest.InitPath, "run", "--iface", "eth0", "--queues", "0", "--xdp-mode", "native", "--zero-copy", "--duration", "2s"}, Timeout: time.Minute},
+					{Args: []string{guest.InitPath, "rss", "show", "--iface", "eth0"}, Timeout: time.Minute},
 				},
 			})
 			res, err := l.Wait()
@@ -316,6 +318,14 @@ func TestVerifyPerKernel(t *testing.T) {
 			t.Logf("guest %s: run --zero-copy: exit %d: %s", res.Report.Kernel, zc.Exit, zc.Stderr)
 			if zc.Exit == 0 || !strings.Contains(zc.Stderr, "no AF_XDP zero-copy") {
 				t.Errorf("run --zero-copy on %s: exit %d, stderr %q; want a refusal that names the missing zero-copy", res.Report.Kernel, zc.Exit, zc.Stderr)
+			}
+			// rss show reads the virtio device's own key, table and fields.
+			rs := res.Report.Steps[2]
+			t.Logf("guest %s: rss show:\n%s", res.Report.Kernel, rs.Stdout)
+			for _, want := range []string{"hash function: toeplitz", "hash key (40 bytes): ", "indirection table (128 entries):", "hash fields tcp4: "} {
+				if rs.Exit != 0 || !strings.Contains(rs.Stdout, want) {
+					t.Errorf("rss show --iface eth0 on %s: exit %d, stdout lacks %q:\n%s%s", res.Report.Kernel, rs.Exit, want, rs.Stdout, rs.Stderr)
+				}
 			}
 		})
 	}
