@@ -43,6 +43,30 @@ const (
 // ok is false for a frame that is not IP, or too short for the headers it
 // announces, which a NIC reports no hash for. It does not allocate.
 func (t *Toeplitz) FromFrame(frame []byte, f NICFields, sym Symmetry) (h uint32, ok bool) {
+	return t.fromFrame(frame, f, portsByFields, sym)
+}
+
+// FromFrameDeclared is FromFrame with the ports taken as a device declared
+// it hashed them (its hash type's L4 bit, kernel.RSSHashType.IsL4) rather
+// than as NICFields would have it: the hash a device that says what it
+// hashed must have computed. With withPorts and no room for the ports
+// behind the IP header (a fragment header, a short frame), ok is false.
+func (t *Toeplitz) FromFrameDeclared(frame []byte, withPorts bool, sym Symmetry) (h uint32, ok bool) {
+	mode := portsNever
+	if withPorts {
+		mode = portsAlways
+	}
+	return t.fromFrame(frame, NICFields{}, mode, sym)
+}
+
+// How fromFrame decides on the ports.
+const (
+	portsByFields = iota // TCP and UDP as NICFields says, unfragmented
+	portsAlways          // whatever the protocol, fragments excepted
+	portsNever
+)
+
+func (t *Toeplitz) fromFrame(frame []byte, f NICFields, mode int, sym Symmetry) (h uint32, ok bool) {
 	be := binary.BigEndian
 	if len(frame) < 14 {
 		return 0, false
@@ -71,7 +95,8 @@ func (t *Toeplitz) FromFrame(frame []byte, f NICFields, sym Symmetry) (h uint32,
 		n = 4
 		copy(in[:8], frame[off+12:off+20])
 		proto := frame[off+9]
-		if be.Uint16(frame[off+6:])&ipv4FragMask == 0 && (proto == protoTCP && f.TCP4Ports || proto == protoUDP && f.UDP4Ports) {
+		frag := be.Uint16(frame[off+6:])&ipv4FragMask != 0
+		if !frag && (mode == portsAlways || mode == portsByFields && (proto == protoTCP && f.TCP4Ports || proto == protoUDP && f.UDP4Ports)) {
 			l4 = off + ihl
 		}
 	case etherTypeIPv6:
@@ -87,13 +112,16 @@ func (t *Toeplitz) FromFrame(frame []byte, f NICFields, sym Symmetry) (h uint32,
 			}
 			next, at = frame[at], at+(int(frame[at+1])+1)*8
 		}
-		if next == protoTCP && f.TCP6Ports || next == protoUDP && f.UDP6Ports {
+		if next != protoFragment && (mode == portsAlways || mode == portsByFields && (next == protoTCP && f.TCP6Ports || next == protoUDP && f.UDP6Ports)) {
 			l4 = at
 		}
 	default:
 		return 0, false
 	}
 	withPorts := l4 > 0 && len(frame) >= l4+4
+	if mode == portsAlways && !withPorts {
+		return 0, false
+	}
 	if withPorts {
 		copy(in[2*n:2*n+4], frame[l4:l4+4])
 	}
@@ -112,4 +140,13 @@ func (s *Steering) HashFrameNIC(frame []byte, f NICFields) (h uint32, ok bool) {
 		return 0, false
 	}
 	return s.toeplitz.FromFrame(frame, f, s.sym)
+}
+
+// HashFrameDeclared is FromFrameDeclared with the steering's key and
+// symmetry. ok is false unless the steering hashes with Toeplitz.
+func (s *Steering) HashFrameDeclared(frame []byte, withPorts bool) (h uint32, ok bool) {
+	if s.toeplitz == nil {
+		return 0, false
+	}
+	return s.toeplitz.FromFrameDeclared(frame, withPorts, s.sym)
 }

@@ -114,10 +114,43 @@ func TestToeplitzFromFrame(t *testing.T) {
 	}
 }
 
+// TestToeplitzFromFrameDeclared: the ports as the device declared it hashed
+// them, whatever the protocol; none to take behind a fragment.
+func TestToeplitzFromFrameDeclared(t *testing.T) {
+	tz := defaultToeplitz(t)
+	for _, tt := range msSuite {
+		l3 := "ipv4"
+		if tt.src.Addr().Is6() {
+			l3 = "ipv6"
+		}
+		for _, c := range []struct {
+			name      string
+			spec      frameSpec
+			withPorts bool
+			want      uint32
+			ok        bool
+		}{
+			{"tcp declared l3", frameSpec{l3: l3, proto: protoTCP}, false, tt.ipOnly, true},
+			{"tcp declared l4", frameSpec{l3: l3, proto: protoTCP}, true, tt.withTCP, true},
+			{"gre declared l4: the 4 bytes after the header", frameSpec{l3: l3, proto: 47}, true, tt.withTCP, true},
+			{"fragment declared l4", frameSpec{l3: l3, proto: protoUDP, frag: true}, true, 0, false},
+		} {
+			c.spec.src, c.spec.dst = tt.src, tt.dst
+			got, ok := tz.FromFrameDeclared(c.spec.frame(), c.withPorts, SymmetricNone)
+			if ok != c.ok || ok && got != c.want {
+				t.Errorf("%v -> %v, %s: %#08x, %v; want %#08x, %v", tt.src, tt.dst, c.name, got, ok, c.want, c.ok)
+			}
+		}
+	}
+}
+
 func TestToeplitzFromFrameAllocs(t *testing.T) {
 	tz := defaultToeplitz(t)
 	frame := frameSpec{l3: "ipv6", proto: protoTCP, vlans: 1, src: msSuite[len(msSuite)-1].src, dst: msSuite[len(msSuite)-1].dst}.frame()
-	if n := testing.AllocsPerRun(100, func() { tz.FromFrame(frame, DefaultNICFields, SymmetricNone) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() {
+		tz.FromFrame(frame, DefaultNICFields, SymmetricNone)
+		tz.FromFrameDeclared(frame, true, SymmetricNone)
+	}); n != 0 {
 		t.Errorf("FromFrame: %v allocations per frame, want 0", n)
 	}
 }

@@ -64,6 +64,7 @@ func newDeviceState(cfg *EngineConfig, steer *hash.Steering, queue int) deviceSt
 type devicePub struct {
 	sources                             [hash.NumSources]atomic.Uint64
 	frames, withHash, checked, conflict atomic.Uint64
+	fieldsDiffer                        atomic.Uint64
 	samplesMu                           sync.Mutex
 	samples                             []runstats.DeviceHashConflict // guarded by samplesMu
 	queue                               queuePub
@@ -91,10 +92,14 @@ func (r *receiver) hashMeta(frame []byte, m *kernel.XDPMetadata) (dissect.Path, 
 	h, l4, src := r.steer.HashDevice(&r.keys, m.Hash, m.HashType.IsL4(), m.HasHash())
 	if c := r.dev.check; c != nil {
 		own := h
-		if c.equality {
+		if c.equality && deviceHashed(m) {
 			// A NIC hashes the frame's outermost headers, not the keys the
-			// kernel's dissector finds behind a tunnel.
-			own, _ = r.steer.HashFrameNIC(frame, c.fields)
+			// kernel's dissector finds behind a tunnel, and its hash type
+			// says whether it took the ports.
+			own, _ = r.steer.HashFrameDeclared(frame, m.HashType.IsL4())
+			if nic, _ := r.steer.HashFrameNIC(frame, c.fields); nic != own {
+				c.fieldsDiffer++
+			}
 		} else if src != r.dev.own {
 			own, _ = r.steer.Hash(&r.keys)
 		}
@@ -104,6 +109,12 @@ func (r *receiver) hashMeta(frame []byte, m *kernel.XDPMetadata) (dissect.Path, 
 		q.frame(m)
 	}
 	return path, h, l4, src
+}
+
+// deviceHashed tells whether the device hashed the frame: the kfunc gave a
+// hash, and not virtio-net's "none" (success, 0, type none).
+func deviceHashed(m *kernel.XDPMetadata) bool {
+	return m.HasHash() && (m.Hash != 0 || m.HashType != kernel.RSSTypeNone)
 }
 
 // publishDevice stores the counters for Engine.Stats.
@@ -123,6 +134,7 @@ func (r *receiver) publishDevice() {
 	p.withHash.Store(c.withHash)
 	p.checked.Store(c.checked)
 	p.conflict.Store(c.conflicts)
+	p.fieldsDiffer.Store(c.fieldsDiffer)
 	if c.newSamples {
 		p.samplesMu.Lock()
 		p.samples = append(p.samples[:0], c.samples...)
@@ -154,7 +166,7 @@ func (e *Engine) deviceStats(st *runstats.RunStats) {
 		samples := p.samples
 		p.samplesMu.Unlock()
 		check.Add(&runstats.DeviceHashCheck{
-			Frames: p.frames.Load(), WithHash: p.withHash.Load(), Checked: p.checked.Load(), Conflicts: p.conflict.Load(),
+			Frames: p.frames.Load(), WithHash: p.withHash.Load(), Checked: p.checked.Load(), Conflicts: p.conflict.Load(), FieldsDiffer: p.fieldsDiffer.Load(),
 			Samples: samples,
 		})
 	}
@@ -179,6 +191,7 @@ type deviceCheck struct {
 	fields   hash.NICFields // the device's, for equality
 
 	frames, withHash, checked, conflicts uint64
+	fieldsDiffer                         uint64
 
 	byDevice, byOwn []checkEntry
 	samples         []runstats.DeviceHashConflict
@@ -207,7 +220,7 @@ func newDeviceCheck(queue int, equality bool) *deviceCheck {
 // conflicts, which it keeps as samples.
 func (c *deviceCheck) frame(frame []byte, m *kernel.XDPMetadata, tag dissect.VLANTag, keys *dissect.FlowKeys, own uint32) {
 	c.frames++
-	if !m.HasHash() {
+	if !deviceHashed(m) {
 		return
 	}
 	c.withHash++

@@ -30,8 +30,8 @@ func newQueueCheck(queue int, table []uint32) *queueCheck {
 // mismatches, which it keeps.
 func (c *queueCheck) frame(m *kernel.XDPMetadata) {
 	c.frames++
-	if !m.HasHash() {
-		return
+	if !deviceHashed(m) {
+		return // no hash the device's table steered by
 	}
 	c.checked++
 	want := int(c.table[m.Hash%uint32(len(c.table))])

@@ -21,9 +21,10 @@ const DefaultVirtioRate = 10000
 // the generator sent is received by the pipeline in the guest or counted as
 // dropped at exactly one stage:
 //
-//  1. generator -> tap: sent = tap tx_packets. The generator sends past the
-//     qdisc: a frame the tap refuses (its queue to QEMU is full) comes back
-//     as ENOBUFS and is sent again, and the tap counts each refusal in
+//  1. generator -> tap: sent = tap tx_packets, read once QEMU is gone (the
+//     tap counts a frame out when QEMU reads it). The generator sends past
+//     the qdisc: a frame the tap refuses (its queue to QEMU is full) comes
+//     back as ENOBUFS and is sent again, and the tap counts each refusal in
 //     tx_dropped; the generator counts a frame once the tap took it.
 //  2. tap -> guest: tap tx_packets = the guest's eth0 rx_packets (QEMU
 //     drops nothing it counts; a frame it drops is missing here).

@@ -87,13 +87,16 @@ func runVirtio(ctx context.Context, cfg Config) (_ *Result, err error) {
 	for _, w := range gen.Warnings {
 		log.Warn(w)
 	}
-	if err := lab.Stop(); err != nil {
+	if err := lab.Stop(gen.Frames); err != nil {
 		return nil, err
 	}
 	gr, err := lab.Wait()
 	if err != nil {
 		return nil, err
 	}
+	// The tap counts a frame out when QEMU reads it: after the guest is
+	// gone, every frame QEMU will read has been. The tap outlives QEMU, in
+	// the namespace the lab still holds.
 	after, err := tapCounters(lab)
 	if err != nil {
 		return nil, err

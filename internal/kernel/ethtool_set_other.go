@@ -28,3 +28,8 @@ func RXVLANStrip(name string) (bool, error) {
 func SetRXHash(name string, on bool) error {
 	return fmt.Errorf("set the offload flags of %s: %w: needs Linux", name, ErrNotSupported)
 }
+
+// DriverStats fails: it reads Linux's ethtool interface.
+func DriverStats(name string) (map[string]uint64, error) {
+	return nil, fmt.Errorf("read driver statistics of %s: %w: needs Linux", name, ErrNotSupported)
+}

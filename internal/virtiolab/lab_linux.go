@@ -291,9 +291,11 @@ func (l *Lab) WaitReady() error {
 	}
 }
 
-// Stop tells the guest's receiving step that the traffic is over.
-func (l *Lab) Stop() error {
-	if _, err := io.WriteString(l.stdin, guest.StopCommand+"\n"); err != nil {
+// Stop tells the guest's receiving step that the traffic is over: frames
+// is how many the host put into the tap, which the guest waits to see on
+// its interface before it stops the step.
+func (l *Lab) Stop(frames uint64) error {
+	if _, err := fmt.Fprintf(l.stdin, "%s %d\n", guest.StopCommand, frames); err != nil {
 		return fmt.Errorf("virtio lab: tell the guest to stop: %w", err)
 	}
 	return nil

@@ -23,8 +23,10 @@ const (
 	// ReadyMarker starts the console line the guest prints when a step is
 	// ready for traffic.
 	ReadyMarker = "virtiolab: ready"
-	// StopCommand is the console line (the host writes it to QEMU's stdin,
-	// the guest's ttyS0) that stops the step waiting for it.
+	// StopCommand starts the console line (the host writes it to QEMU's
+	// stdin, the guest's ttyS0) that stops the step waiting for it: "stop
+	// N", N the frames the host sent, which the guest waits to see on its
+	// interface first.
 	StopCommand = "stop"
 )
 
@@ -50,7 +52,9 @@ type Step struct {
 	// Ready, when set, makes the step a receiver: once a line of its stderr
 	// contains Ready, the guest re-sets the device's RSS key and table
 	// (ResetRSS), prints ReadyMarker and waits for StopCommand; then it
-	// waits for the interface to go quiet and stops the step with SIGINT.
+	// waits until the interface has received the frames the host sent (for
+	// two minutes at most) and has gone quiet, and stops the step with
+	// SIGINT.
 	// Without Ready the step runs to its end.
 	Ready    string
 	ResetRSS bool
@@ -82,6 +86,10 @@ type Iface struct {
 	RSSTable    []uint32          `json:"rss_table,omitempty"` // after the last ResetRSS
 	Before      map[string]uint64 `json:"before"`              // /sys/class/net/IF/statistics before the steps
 	After       map[string]uint64 `json:"after"`               // and after
+	// DriverBefore and DriverAfter are the driver's own counters (ethtool
+	// -S) before and after the steps.
+	DriverBefore map[string]uint64 `json:"driver_before,omitempty"`
+	DriverAfter  map[string]uint64 `json:"driver_after,omitempty"`
 }
 
 // StepReport is how a step went.

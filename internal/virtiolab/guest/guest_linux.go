@@ -84,6 +84,7 @@ func run(r *Report, files map[string][]byte) error {
 	r.IfaceUp = uptime()
 	fmt.Fprintf(os.Stderr, "virtiolab: %s up at %v: %d of %d queues, rxhash %v\n", cfg.Iface, r.IfaceUp, r.Iface.Combined, r.Iface.MaxCombined, r.Iface.RXHash)
 	r.Iface.Before = ifaceStats(cfg.Iface)
+	r.Iface.DriverBefore, _ = kernel.DriverStats(cfg.Iface)
 	stop := readStops()
 	for i, s := range cfg.Steps {
 		sr := runStep(i, s, &cfg, &r.Iface, stop)
@@ -95,6 +96,7 @@ func run(r *Report, files map[string][]byte) error {
 		}
 	}
 	r.Iface.After = ifaceStats(cfg.Iface)
+	r.Iface.DriverAfter, _ = kernel.DriverStats(cfg.Iface)
 	return nil
 }
 
@@ -182,21 +184,25 @@ func resetRSS(iface string, info *Iface) error {
 	return nil
 }
 
-// readStops delivers a value for every StopCommand line on the console.
-func readStops() <-chan struct{} {
-	c := make(chan struct{}, 8)
+// readStops delivers, for every StopCommand line on the console, the
+// frames it says the host sent.
+func readStops() <-chan uint64 {
+	c := make(chan uint64, 8)
 	go func() {
 		sc := bufio.NewScanner(os.Stdin)
 		for sc.Scan() {
-			if strings.TrimSpace(sc.Text()) == StopCommand {
-				c <- struct{}{}
+			f := strings.Fields(sc.Text())
+			if len(f) == 2 && f[0] == StopCommand {
+				if n, err := strconv.ParseUint(f[1], 10, 64); err == nil {
+					c <- n
+				}
 			}
 		}
 	}()
 	return c
 }
 
-func runStep(i int, s Step, cfg *Config, info *Iface, stop <-chan struct{}) StepReport {
+func runStep(i int, s Step, cfg *Config, info *Iface, stop <-chan uint64) StepReport {
 	sr := StepReport{Args: s.Args, Exit: -1}
 	if len(s.Args) == 0 {
 		sr.Error = "no command"
@@ -260,7 +266,8 @@ func runStep(i int, s Step, cfg *Config, info *Iface, stop <-chan struct{}) Step
 			}
 			fmt.Fprintf(os.Stderr, "%s %d\n", ReadyMarker, i)
 			select {
-			case <-stop:
+			case n := <-stop:
+				waitFrames(cfg.Iface, info.Before["rx_packets"]+n)
 				waitQuiet(cfg.Iface)
 				_ = cmd.Process.Signal(syscall.SIGINT)
 			case waitErr = <-exited:
@@ -302,6 +309,15 @@ func runStep(i int, s Step, cfg *Config, info *Iface, stop <-chan struct{}) Step
 	}
 	fmt.Fprintf(os.Stderr, "virtiolab: step %d exit %d\n", i, sr.Exit)
 	return sr
+}
+
+// waitFrames waits, for two minutes at most, until the interface has
+// received n frames since boot: under an emulator starved of CPU the frames
+// the host sent can take that long to come through.
+func waitFrames(iface string, n uint64) {
+	for deadline := time.Now().Add(2 * time.Minute); ifaceStats(iface)["rx_packets"] < n && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // waitQuiet waits, for a minute at most, until the interface has received
