@@ -55,8 +55,14 @@ func TestSoakVirtio(t *testing.T) {
 	}
 }
 
-// corpusPcap writes the corpus's frames that fit a 1500-byte MTU to a pcap
-// file of the test's own.
+// qemuAHQuirk is the one corpus frame whose device hash xdphash does not
+// reproduce: IPv6, an authentication header whose next header was changed
+// to UDP in front of a TCP header. QEMU declares a UDP hash and hashes
+// without the ports (docs/virtio-lab.md, traps).
+const qemuAHQuirk = "ipv6/ah/tcp/ah.next=17"
+
+// corpusPcap writes the corpus's frames that fit a 1500-byte MTU, but
+// qemuAHQuirk, to a pcap file of the test's own.
 func corpusPcap(tb testing.TB) string {
 	tb.Helper()
 	path := filepath.Join(tb.TempDir(), "corpus.pcap")
@@ -71,7 +77,7 @@ func corpusPcap(tb testing.TB) string {
 	}
 	n := 0
 	for _, fr := range corpus.Build() {
-		if len(fr.Data) < 14 || len(fr.Data) > 1514 {
+		if len(fr.Data) < 14 || len(fr.Data) > 1514 || fr.Name == qemuAHQuirk {
 			continue
 		}
 		ci := gopacket.CaptureInfo{Timestamp: time.Unix(0, 0), CaptureLength: len(fr.Data), Length: len(fr.Data)}
