@@ -13,6 +13,8 @@ type frameSpec struct {
 	proto    byte   // the IP protocol (IPv4) or the last next header (IPv6)
 	frag     bool   // IPv4 MF set; IPv6 a fragment header
 	hopByHop bool   // IPv6: a hop-by-hop options header first
+	ah       bool   // IPv6: an authentication header first
+	options  int    // IPv4: 4-byte words of options (IHL 5 + options)
 	src, dst netip.AddrPort
 }
 
@@ -26,8 +28,8 @@ func (s frameSpec) frame() []byte {
 	switch s.l3 {
 	case "ipv4":
 		b = be.AppendUint16(b, etherTypeIPv4)
-		ip := make([]byte, 20)
-		ip[0] = 0x45
+		ip := make([]byte, 20+4*s.options)
+		ip[0] = 0x45 + byte(s.options)
 		ip[9] = s.proto
 		if s.frag {
 			be.PutUint16(ip[6:], 0x2000)
@@ -44,6 +46,10 @@ func (s frameSpec) frame() []byte {
 		if s.frag {
 			ext = append(ext, next, 0, 0, 1, 0, 0, 0, 1) // offset 0, more fragments
 			next = protoFragment
+		}
+		if s.ah {
+			ext = append([]byte{next, 4, 0, 0, 0, 0, 0x20, 0, 0, 0, 0, 1}, make([]byte, 12)...) // 24 bytes: (4+2)*4
+			next = protoAH
 		}
 		if s.hopByHop {
 			ext = append([]byte{next, 0, 1, 4, 0, 0, 0, 0}, ext...) // a PadN option
@@ -93,10 +99,14 @@ func TestToeplitzFromFrame(t *testing.T) {
 				t.Errorf("%v -> %v, %s: %#08x, %v; want %#08x, true", tt.src, tt.dst, c.name, got, ok, c.want)
 			}
 		}
+		more := []frameSpec{{l3: "ipv4", proto: protoTCP, options: 2}}
 		if l3 == "ipv6" {
-			got, ok := tz.FromFrame(frameSpec{l3: l3, proto: protoTCP, hopByHop: true, src: tt.src, dst: tt.dst}.frame(), DefaultNICFields, SymmetricNone)
-			if !ok || got != tt.withTCP {
-				t.Errorf("%v -> %v, tcp behind hop-by-hop options: %#08x, %v; want %#08x", tt.src, tt.dst, got, ok, tt.withTCP)
+			more = []frameSpec{{l3: l3, proto: protoTCP, hopByHop: true}, {l3: l3, proto: protoUDP, ah: true}, {l3: l3, proto: protoTCP, hopByHop: true, ah: true}}
+		}
+		for _, spec := range more {
+			spec.src, spec.dst = tt.src, tt.dst
+			if got, ok := tz.FromFrame(spec.frame(), DefaultNICFields, SymmetricNone); !ok || got != tt.withTCP {
+				t.Errorf("%v -> %v, %+v: %#08x, %v; want the ports behind the options, %#08x", tt.src, tt.dst, spec, got, ok, tt.withTCP)
 			}
 		}
 	}
@@ -141,6 +151,20 @@ func TestToeplitzFromFrameDeclared(t *testing.T) {
 				t.Errorf("%v -> %v, %s: %#08x, %v; want %#08x, %v", tt.src, tt.dst, c.name, got, ok, c.want, c.ok)
 			}
 		}
+	}
+}
+
+// TestToeplitzFromFrameShortIHL: an IPv4 header whose IHL is below 5 is
+// hashed as virtio-net in QEMU hashes it: the addresses where IPv4 has
+// them, the "ports" at the offset the IHL gives.
+func TestToeplitzFromFrameShortIHL(t *testing.T) {
+	tz := defaultToeplitz(t)
+	tt := msSuite[0]
+	f := frameSpec{l3: "ipv4", proto: protoTCP, src: tt.src, dst: tt.dst}.frame()
+	f[14] = 0x41 // IHL 1: the ports at byte 4 of the IP header
+	in := append(append([]byte(nil), f[26:34]...), f[18:22]...)
+	if got, ok := tz.FromFrame(f, DefaultNICFields, SymmetricNone); !ok || got != tz.Hash(in) {
+		t.Errorf("IHL 1: %#08x, %v; want %#08x", got, ok, tz.Hash(in))
 	}
 }
 
