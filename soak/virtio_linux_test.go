@@ -59,7 +59,7 @@ func TestSoakVirtio(t *testing.T) {
 // reproduce: IPv6, an authentication header whose next header was changed
 // to UDP in front of a TCP header. QEMU declares a UDP hash and hashes
 // without the ports (docs/virtio-lab.md, traps).
-const qemuAHQuirk = "ipv6/ah/tcp/ah.next=17"
+const qemuAHQuirk = "ipv6/ah/tcp/ah.next=0x11"
 
 // corpusPcap writes the corpus's frames that fit a 1500-byte MTU, but
 // qemuAHQuirk, to a pcap file of the test's own.
