@@ -201,7 +201,7 @@ func (l *Lab) qemuArgs(initrd string) []string {
 		"-chardev", "stdio,id=con,signal=off", "-serial", "chardev:con",
 		"-serial", "file:" + filepath.Join(l.Dir, "results"),
 		"-netdev", fmt.Sprintf("tap,id=n0,ifname=%s,script=no,downscript=no,queues=%d,vhost=off", l.Tap, c.Queues),
-		"-device", fmt.Sprintf("virtio-net-pci,netdev=n0,mq=on,vectors=%d,rss=on,hash=on,ctrl_vlan=off,mac=%s", 2*c.Queues+2, GuestMAC),
+		"-device", fmt.Sprintf("virtio-net-pci,netdev=n0,mq=on,vectors=%d,rss=on,hash=on,ctrl_vlan=off,rx_queue_size=1024,mac=%s", 2*c.Queues+2, GuestMAC),
 	}
 }
 
