@@ -22,6 +22,7 @@ type deviceState struct {
 	own         hash.Source // the source of the steering's own hash
 	sources     [hash.NumSources]uint64
 	check       *deviceCheck // nil without CheckDeviceHash
+	queueCheck  *queueCheck  // nil without CheckDeviceQueue
 	none        kernel.XDPMetadata
 	// tsOffset maps the device's RX timestamps onto the run's clock (see
 	// arrival); anchored once a timestamp was seen.
@@ -43,14 +44,19 @@ func (d *deviceState) arrival(ts uint64, now, last int64) int64 {
 
 func newDeviceState(cfg *EngineConfig, steer *hash.Steering, queue int) deviceState {
 	d := deviceState{
-		plain:       steer.Kind() != hash.KindDevice && !cfg.CheckDeviceHash,
+		plain:       steer.Kind() != hash.KindDevice && !cfg.CheckDeviceHash && len(cfg.CheckDeviceQueue) == 0,
 		withholdTag: cfg.WithholdVLANTag,
 		own:         steer.Own(),
 	}
 	if cfg.CheckDeviceHash {
 		d.check = newDeviceCheck(queue, steer.Own() == hash.SourceToeplitz)
 		d.check.nic = newCheckNIC(cfg, d.check.equality)
+		d.check.fields = hash.DefaultNICFields
+		if cfg.DeviceFields != nil {
+			d.check.fields = *cfg.DeviceFields
+		}
 	}
+	d.queueCheck = newQueueCheck(queue, cfg.CheckDeviceQueue)
 	return d
 }
 
@@ -60,8 +66,10 @@ type devicePub struct {
 	sources                             [hash.NumSources]atomic.Uint64
 	frames, withHash, checked, conflict atomic.Uint64
 	classes                             [numConflictClasses]atomic.Uint64
+	fieldsDiffer                        atomic.Uint64
 	samplesMu                           sync.Mutex
 	samples                             []runstats.DeviceHashConflict // guarded by samplesMu
+	queue                               queuePub
 }
 
 // tag is the metadata VLAN tag frame i of b was dissected with: the zero tag
@@ -86,12 +94,29 @@ func (r *receiver) hashMeta(frame []byte, m *kernel.XDPMetadata, keys *dissect.F
 	h, l4, src := r.steer.HashDevice(keys, m.Hash, m.HashType.IsL4(), m.HasHash())
 	if c := r.dev.check; c != nil {
 		own := h
-		if src != r.dev.own {
+		if c.equality && deviceHashed(m) {
+			// A NIC hashes the frame's outermost headers, not the keys the
+			// kernel's dissector finds behind a tunnel, and its hash type
+			// says whether it took the ports.
+			own, _ = r.steer.HashFrameDeclared(frame, m.HashType.IsL4())
+			if nic, _ := r.steer.HashFrameNIC(frame, c.fields); nic != own {
+				c.fieldsDiffer++
+			}
+		} else if src != r.dev.own {
 			own, _ = r.steer.Hash(keys)
 		}
 		c.frame(frame, m, tag, keys, own)
 	}
+	if q := r.dev.queueCheck; q != nil {
+		q.frame(m)
+	}
 	return path, h, l4, src
+}
+
+// deviceHashed tells whether the device hashed the frame: the kfunc gave a
+// hash, and not virtio-net's "none" (success, 0, type none).
+func deviceHashed(m *kernel.XDPMetadata) bool {
+	return m.HasHash() && (m.Hash != 0 || m.HashType != kernel.RSSTypeNone)
 }
 
 // publishDevice stores the counters for Engine.Stats.
@@ -99,6 +124,9 @@ func (r *receiver) publishDevice() {
 	p := &r.pub.dev
 	for s, n := range r.dev.sources {
 		p.sources[s].Store(n)
+	}
+	if q := r.dev.queueCheck; q != nil {
+		q.publish(&p.queue)
 	}
 	c := r.dev.check
 	if c == nil {
@@ -109,6 +137,7 @@ func (r *receiver) publishDevice() {
 	p.checked.Store(c.checked)
 	p.conflict.Store(c.conflicts)
 	c.publishClasses(p)
+	p.fieldsDiffer.Store(c.fieldsDiffer)
 	if c.newSamples {
 		p.samplesMu.Lock()
 		p.samples = append(p.samples[:0], c.samples...)
@@ -140,11 +169,12 @@ func (e *Engine) deviceStats(st *runstats.RunStats) {
 		samples := p.samples
 		p.samplesMu.Unlock()
 		check.Add(&runstats.DeviceHashCheck{
-			Frames: p.frames.Load(), WithHash: p.withHash.Load(), Checked: p.checked.Load(), Conflicts: p.conflict.Load(),
+			Frames: p.frames.Load(), WithHash: p.withHash.Load(), Checked: p.checked.Load(), Conflicts: p.conflict.Load(), FieldsDiffer: p.fieldsDiffer.Load(),
 			Samples: samples, Classes: pubClasses(p),
 		})
 	}
 	st.DeviceHash = check
+	e.queueStats(st)
 }
 
 // checkTableLen is the entries of each of the partition check's two tables
@@ -161,8 +191,10 @@ const checkTableLen = 1 << 14
 type deviceCheck struct {
 	queue    int
 	equality bool
+	fields   hash.NICFields // the device's, for equality
 
 	frames, withHash, checked, conflicts uint64
+	fieldsDiffer                         uint64
 
 	byDevice, byOwn []checkEntry
 	samples         []runstats.DeviceHashConflict
@@ -194,14 +226,15 @@ func newDeviceCheck(queue int, equality bool) *deviceCheck {
 // conflicts, which it keeps as samples.
 func (c *deviceCheck) frame(frame []byte, m *kernel.XDPMetadata, tag dissect.VLANTag, keys *dissect.FlowKeys, own uint32) {
 	c.frames++
-	if !m.HasHash() {
+	if !deviceHashed(m) {
 		return
 	}
 	c.withHash++
 	c.checked++
 	if c.equality {
-		own = c.nic.hash(frame, own)
 		if m.Hash != own {
+			// The NIC model's parse of the frame explains the conflict.
+			c.nic.hash(frame, own)
 			c.conflict(frame, m, tag, keys, own, nil)
 		}
 		return

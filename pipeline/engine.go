@@ -139,10 +139,18 @@ type EngineConfig struct {
 	// (RunStats.DeviceHash): a Toeplitz hash with CheckNIC's hash of the
 	// frame (the NIC's own parse), the kernel's SipHash by partition.
 	CheckDeviceHash bool
-	// CheckNIC is the NIC model a Toeplitz device hash is compared with; nil
+	// CheckNIC is the NIC model that explains a Toeplitz device hash's conflicts; nil
 	// takes Steering's RSS key and symmetry, the default hash types and the
 	// outer headers.
 	CheckNIC *nicrss.Hasher
+	// DeviceFields are the fields the device hashes (CheckDeviceHash with a
+	// Toeplitz steering compares the device's hash with the NIC's view of
+	// the frame, hash.Toeplitz.FromFrame); nil takes hash.DefaultNICFields.
+	DeviceFields *hash.NICFields
+	// CheckDeviceQueue, when set, is the device's RSS indirection table:
+	// every frame with a device hash h must have come in on
+	// CheckDeviceQueue[h % len] (RunStats.DeviceQueue).
+	CheckDeviceQueue []uint32
 	// WithholdVLANTag dissects every frame as if the device had given no
 	// VLAN tag in its metadata: a debugging aid that shows what a pipeline
 	// blind to stripped tags computes (--check-device-hash then reports

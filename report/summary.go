@@ -179,6 +179,12 @@ func WriteDeviceSummary(w io.Writer, st *runstats.RunStats) error {
 	if p := st.Config.XDPProgram; p != "" {
 		ew.printf("xdp program: %s\n", p)
 	}
+	if q := st.DeviceQueue; q != nil {
+		ew.printf("device queue check: %d frames, %d with a device hash, %d on another queue than table[hash %% %d]\n", q.Frames, q.Checked, q.Mismatches, q.TableLen)
+		for _, x := range q.Samples {
+			ew.printf("  frame with device hash %08x (%s) on queue %d, table gives %d\n", x.DeviceHash, x.DeviceType, x.Queue, x.Want)
+		}
+	}
 	c := st.DeviceHash
 	if c == nil {
 		return ew.err

@@ -32,6 +32,12 @@ type DeviceHashCheck struct {
 	WithHash  uint64 `json:"with_hash"` // of them, frames with a device hash
 	Checked   uint64 `json:"checked"`   // of them, frames compared
 	Conflicts uint64 `json:"conflicts"` // frames whose hashes disagree
+	// FieldsDiffer (equality) counts the checked frames whose device hash
+	// type declares other fields than the device's rx-flow-hash fields give
+	// for the frame as a NIC sees it (hash.Toeplitz.FromFrame): the hash is
+	// checked on the fields the device declared, and these frames are where
+	// the device's parser and the NIC model part (malformed headers).
+	FieldsDiffer uint64 `json:"fields_differ,omitempty"`
 	// Samples are the first conflicting frames (at most
 	// MaxDeviceHashSamples per receive queue).
 	Samples []DeviceHashConflict `json:"samples"`
@@ -56,6 +62,7 @@ func (c *DeviceHashCheck) Add(o *DeviceHashCheck) {
 	c.WithHash += o.WithHash
 	c.Checked += o.Checked
 	c.Conflicts += o.Conflicts
+	c.FieldsDiffer += o.FieldsDiffer
 	for _, s := range o.Samples {
 		if len(c.Samples) < MaxDeviceHashSamples {
 			c.Samples = append(c.Samples, s)

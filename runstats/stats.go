@@ -30,8 +30,9 @@ type RunStats struct {
 
 	Accounting Accounting `json:"accounting"`
 
-	HashSources HashSources      `json:"hash_sources"`          // frames by where their hash came from
-	DeviceHash  *DeviceHashCheck `json:"device_hash,omitempty"` // --check-device-hash
+	HashSources HashSources       `json:"hash_sources"`           // frames by where their hash came from
+	DeviceHash  *DeviceHashCheck  `json:"device_hash,omitempty"`  // --check-device-hash
+	DeviceQueue *DeviceQueueCheck `json:"device_queue,omitempty"` // --check-device-queue
 }
 
 // RunConfig records how the run was set up.

@@ -6,4 +6,4 @@ import (
 	"github.com/xdphash/xdphash/internal/xdptest"
 )
 
-func TestMain(m *testing.M) { xdptest.Main(m) }
+func TestMain(m *testing.M) { xdptest.Main(m, xdptest.RemoveXdphashBinary) }

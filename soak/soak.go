@@ -60,6 +60,16 @@ type Config struct {
 	// device hash (on veth, the kernel's skb_get_hash) with its own
 	// (pipeline.EngineConfig.CheckDeviceHash).
 	CheckDevice bool
+	// Lab is where the pipeline runs: LabVeth ("" too) or LabVirtio, a QEMU
+	// guest's virtio-net device; GuestKernel is then the guest kernel series
+	// ("" takes virtiolab.DefaultSeries) and GuestBinary the xdphash
+	// executable the guest runs ("" takes this process's).
+	Lab string
+	// Pcap, when set, is a pcap or pcapng file whose frames the generator
+	// sends, in order and cycling, instead of Profile's (each frame to the
+	// receiver's MAC address; see pktgen.NewCaptureSchedule).
+	Pcap                     string
+	GuestKernel, GuestBinary string
 	// Log, when set, gets the run's steps; Progress, when set, is called
 	// about once a second while the generator runs.
 	Log      *slog.Logger

@@ -76,6 +76,13 @@ func Run(ctx context.Context, cfg Config) (_ *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
+	switch cfg.Lab {
+	case "", LabVeth:
+	case LabVirtio:
+		return runVirtio(ctx, cfg)
+	default:
+		return nil, fmt.Errorf("configure soak: %w: lab %q, want %s or %s", ErrConfig, cfg.Lab, LabVeth, LabVirtio)
+	}
 	prof, err := pktgen.LoadProfile(cfg.Profile)
 	if err != nil {
 		return nil, err
@@ -140,7 +147,7 @@ func Run(ctx context.Context, cfg Config) (_ *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
-	sched, err := pktgen.NewSchedule(prof, pktgen.MACs{Dst: lab.HostMAC})
+	sched, err := newSchedule(cfg, prof, pktgen.MACs{Dst: lab.HostMAC})
 	if err != nil {
 		return nil, err
 	}

@@ -580,9 +580,21 @@ func runRun(cmd *cobra.Command, log *slog.Logger, o *runOptions) (err error) {
 		log.Info("xdp program", "program", p)
 	}
 	warnNoMetadata(log, o, src.Info())
+	explainDevice(log, o, src.Info())
+	var queueTable []uint32
+	if o.device.checkQueue {
+		if queueTable, err = readDeviceQueueTable(o.iface); err != nil {
+			return err
+		}
+	}
+	var deviceFields *hash.NICFields
+	if o.device.checkHash && s.steer.Hash == hash.KindToeplitz {
+		deviceFields = readDeviceFields(log, o.iface)
+	}
 
 	ecfg.Source, ecfg.Plan, ecfg.Capture = src, &plan, rw.engineCapture()
 	ecfg.QueueSpread = o.queueSpread(len(src.Queues()))
+	ecfg.CheckDeviceQueue, ecfg.DeviceFields = queueTable, deviceFields
 	engine, err := pipeline.NewEngine(ecfg)
 	if err != nil {
 		return err

@@ -15,6 +15,7 @@ import (
 // deviceOptions are xdphash run's flags about the device's metadata.
 type deviceOptions struct {
 	checkHash   bool   // --check-device-hash
+	checkQueue  bool   // --check-device-queue
 	withholdTag bool   // --withhold-vlan-tag
 	retaTable   string // --reta-table: "" or "device"
 }
@@ -24,6 +25,7 @@ const deviceRSSKey = "device"
 
 func (d *deviceOptions) addFlags(f *pflag.FlagSet) {
 	f.BoolVar(&d.checkHash, "check-device-hash", false, "AF_XDP: compare the device's hash of every frame that has one with xdphash's own (Toeplitz: equal; kernel: the same partition); exit status 1 on a conflict")
+	f.BoolVar(&d.checkQueue, "check-device-queue", false, "AF_XDP: check that every frame with a device hash came in on the queue the device's RSS indirection table gives for it (table[hash % len]); exit status 1 on a mismatch")
 	f.StringVar(&d.retaTable, "reta-table", "", "reta steering: \"device\" steers by the interface's own RSS indirection table (ethtool -x), its queues being the workers")
 	f.BoolVar(&d.withholdTag, "withhold-vlan-tag", false, "AF_XDP, debugging aid: dissect as if the device had not stripped a VLAN tag into the metadata (what a pipeline blind to it computes)")
 }
@@ -39,8 +41,8 @@ func (d *deviceOptions) check(o *runOptions, changed func(string) bool) error {
 		case o.hash == hash.KindAuto || o.hash == hash.KindDevice:
 			return fmt.Errorf("--hash %s takes the device's hash from AF_XDP's metadata: it is for --iface (hint: --hash kernel)", o.hash)
 		}
-		if d.checkHash || d.withholdTag || o.rssKey == deviceRSSKey {
-			return fmt.Errorf("--check-device-hash, --withhold-vlan-tag and --rss-key %s are for --iface", deviceRSSKey)
+		if d.checkHash || d.checkQueue || d.withholdTag || o.rssKey == deviceRSSKey {
+			return fmt.Errorf("--check-device-hash, --check-device-queue, --withhold-vlan-tag and --rss-key %s are for --iface", deviceRSSKey)
 		}
 	}
 	switch {
@@ -85,6 +87,9 @@ func readDeviceRETA(iface string) ([]uint32, error) {
 func deviceHashVerdict(st *runstats.RunStats) error {
 	if c := st.DeviceHash; c != nil && c.Conflicts > 0 {
 		return &exitError{code: exitDivergence, err: fmt.Errorf("device hash check: %d of %d checked frames conflict with xdphash's hash", c.Conflicts, c.Checked)}
+	}
+	if c := st.DeviceQueue; c != nil && c.Mismatches > 0 {
+		return &exitError{code: exitDivergence, err: fmt.Errorf("device queue check: %d of %d checked frames came in on another queue than the device's table gives", c.Mismatches, c.Checked)}
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/xdphash/xdphash/internal/virtiolab"
 	"github.com/xdphash/xdphash/pipeline"
 	"github.com/xdphash/xdphash/pktgen"
 	"github.com/xdphash/xdphash/queues"
@@ -35,6 +36,7 @@ func newSoakCmd(root *rootOptions) *cobra.Command {
 	opts := soakOptions{cfg: soak.Config{
 		Duration: soak.DefaultDuration, Queues: soak.DefaultQueues, Workers: soak.DefaultWorkers,
 		Profile: soak.DefaultProfile, Consumer: soak.DefaultConsumer, RingSize: pipeline.DefaultRingSize,
+		Lab: soak.LabVeth,
 	}}
 	cmd := &cobra.Command{
 		Use:   "soak",
@@ -52,6 +54,15 @@ rings, --consumer), sends --profile from the peer end inside the namespace for
               again offline, each gives the hash the pipeline computed
   steering    each sampled frame went to the worker the RPS map gives its hash
   memory      heap, Sys and goroutines stay flat after warm-up (within 10%)
+
+With --lab virtio the pipeline runs instead inside a QEMU guest, as xdphash
+run on the guest's virtio-net device (native XDP, AF_XDP copy mode, --queues
+queue pairs), with the device's Toeplitz key; the generator sends into the
+guest's tap from here, at --rate (default 10 kpps, what the emulated guest
+takes). The checks are then: the guest's run ended cleanly; accounting (tap,
+guest NIC, AF_XDP, engine); every frame's device hash equals xdphash's
+Toeplitz of it; every frame came in on the queue the device's RSS table
+gives for its hash.
 
 It prints each check with PASS or FAIL and writes run.json, report.txt,
 report.html and checks.json into --out (checked, and made, before anything
@@ -94,6 +105,9 @@ the namespace, CAP_NET_ADMIN and CAP_BPF for the rest).`,
 	f.Var(newChoiceFlag(&opts.cfg.Mode, pktgen.Modes[:3]...), "mode", "generator mode: xdp, afxdp or packet (default: xdp where the kernel has live frames, else afxdp)")
 	f.IntVar(&opts.cfg.RingSize, "ring-size", opts.cfg.RingSize, "netdev_max_backlog of each receive queue -> worker ring")
 	f.IntVar(&opts.cfg.Threads, "threads", 0, "generator threads, one per CPU (default: one per queue, as far as there are CPUs)")
+	f.Var(newChoiceFlag(&opts.cfg.Lab, soak.LabVeth, soak.LabVirtio), "lab", "where the pipeline runs: veth (a veth pair here) or virtio (xdphash run in a QEMU guest on a virtio-net device: native XDP, the device's Toeplitz hash and RSS table, checked frame by frame; needs qemu-system-x86 and apt for the guest kernel; see docs/virtio-lab.md)")
+	f.StringVar(&opts.cfg.Pcap, "pcap", "", "send the frames of this pcap or pcapng file (in order, cycling, each to the receiver's MAC address) instead of --profile's")
+	f.StringVar(&opts.cfg.GuestKernel, "guest-kernel", "", "--lab virtio: the guest kernel series, "+strings.Join(virtiolab.Series, " or ")+" (default "+virtiolab.DefaultSeries+")")
 	f.BoolVar(&opts.cfg.CheckDevice, "check-device", false, "check every frame against the kernel's own hash: the generator sends through AF_PACKET and the qdisc, every other frame with a hardware VLAN tag, and the run compares each device hash with its own")
 	return cmd
 }

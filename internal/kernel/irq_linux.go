@@ -29,6 +29,13 @@ var irqQueueName = regexp.MustCompile(`(?i)(?:rx|txrx|comp|input|queue|-)[._-]?(
 
 func queueIRQCPUs(sys, proc, iface string, queues []int) (map[int][]int, error) {
 	entries, err := os.ReadDir(filepath.Join(sys, "class/net", iface, "device/msi_irqs"))
+	if os.IsNotExist(err) && onVirtioBus(sys, iface) {
+		// virtio-net's device is a virtio device; its MSI-X vectors belong
+		// to the PCI function the virtio device sits on.
+		// Not filepath.Join: it would clean "device/.." away instead of
+		// leaving the kernel to go up from where the link points.
+		entries, err = os.ReadDir(filepath.Join(sys, "class/net", iface, "device") + "/../msi_irqs")
+	}
 	if err != nil {
 		if os.IsNotExist(err) {
 			return map[int][]int{}, nil
@@ -69,6 +76,12 @@ func queueIRQCPUs(sys, proc, iface string, queues []int) (map[int][]int, error) 
 		}
 	}
 	return out, nil
+}
+
+// onVirtioBus tells whether iface's device is a virtio device.
+func onVirtioBus(sys, iface string) bool {
+	bus, err := os.Readlink(filepath.Join(sys, "class/net", iface, "device/subsystem"))
+	return err == nil && filepath.Base(bus) == "virtio"
 }
 
 // irqNames reads /proc/interrupts: the last field of each numbered line.

@@ -53,6 +53,39 @@ func TestQueueIRQCPUs(t *testing.T) {
 	if !slices.Equal(got[0], []int{0, 1}) || !slices.Equal(got[1], []int{0, 1}) {
 		t.Errorf("eth2: %v, want every queue on CPUs 0-1", got)
 	}
+	// virtio-net: the net device's device is a virtio device (subsystem
+	// virtio) on the PCI function that has the MSI-X vectors.
+	pci := filepath.Join(sys, "devices/pci0000:00/0000:00:02.0")
+	for n, cpus := range map[int]string{60: "0-1", 61: "1", 62: "0", 63: "0"} {
+		write(filepath.Join(pci, "msi_irqs", strconv.Itoa(n)), "msix\n")
+		write(filepath.Join(proc, "irq", strconv.Itoa(n), "smp_affinity_list"), cpus+"\n")
+	}
+	write(filepath.Join(sys, "bus/virtio/.keep"), "")
+	if err := os.MkdirAll(filepath.Join(pci, "virtio0"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(sys, "bus/virtio"), filepath.Join(pci, "virtio0/subsystem")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(sys, "class/net/eth3"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(pci, "virtio0"), filepath.Join(sys, "class/net/eth3/device")); err != nil {
+		t.Fatal(err)
+	}
+	write(filepath.Join(proc, "interrupts"), `           CPU0       CPU1
+  60:          0          0  PCI-MSIX-0000:00:02.0   0-edge      virtio0-config
+  61:          7          0  PCI-MSIX-0000:00:02.0   1-edge      virtio0-input.0
+  62:          0          9  PCI-MSIX-0000:00:02.0   2-edge      virtio0-output.0
+  63:          0          9  PCI-MSIX-0000:00:02.0   3-edge      virtio0-input.1
+`)
+	got, err = queueIRQCPUs(sys, proc, "eth3", []int{0, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got[0], []int{1}) || !slices.Equal(got[1], []int{0}) {
+		t.Errorf("virtio eth3: %v, want queue 0 on CPU 1 (input.0), queue 1 on CPU 0 (input.1), output.0 counted for no queue", got)
+	}
 	got, err = queueIRQCPUs(sys, proc, "veth0", []int{0})
 	if err != nil || len(got) != 0 {
 		t.Errorf("veth0: %v, %v; want nothing and no error", got, err)

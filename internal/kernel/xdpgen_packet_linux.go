@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -27,6 +28,15 @@ type PacketSender struct {
 
 // packetBatch is the number of frames per sendmmsg call.
 const packetBatch = 64
+
+// A Send whose frames the interface refuses (ENOBUFS) spins refusedSpins
+// times, then backs off refusedBackoff per try, and fails once nothing has
+// gone for refusedLimit.
+const (
+	refusedSpins   = 1024
+	refusedBackoff = 50 * time.Microsecond
+	refusedLimit   = 10 * time.Second
+)
 
 // NewPacketSender opens an AF_PACKET socket on the interface ifindex of the
 // calling thread's namespace that sends t from cycle position start. It needs
@@ -67,6 +77,8 @@ func (s *PacketSender) Send(n uint64) (uint64, error) {
 		return 0, fmt.Errorf("send with packet socket: %w", ErrClosed)
 	}
 	var sent uint64
+	var refused int     // refusals in a row
+	var since time.Time // when the refusals went past refusedSpins
 	for sent < n && !s.stop.Load() {
 		k := int(min(n-sent, packetBatch))
 		pos := s.pos
@@ -82,13 +94,35 @@ func (s *PacketSender) Send(n uint64) (uint64, error) {
 			case 0:
 				done += m
 				sent += uint64(m)
+				refused = 0
 				continue
 			case unix.EINTR:
 				continue
 			case unix.ENOBUFS, unix.EAGAIN:
 				// The driver's queue is full (veth stops it while the
-				// other end's ring is full): let its NAPI run.
-				runtime.Gosched()
+				// other end's ring is full; a tap refuses the frame while
+				// its reader's queue is): let the receiver run, unless
+				// the send was stopped or nothing has gone for
+				// refusedLimit: a receiver that takes nothing must not
+				// hold the sender forever.
+				if s.stop.Load() {
+					s.pos = (s.pos + done) % len(s.table.Order)
+					return sent, nil
+				}
+				if refused++; refused == refusedSpins {
+					since = time.Now()
+				}
+				if refused > refusedSpins {
+					if time.Since(since) > refusedLimit {
+						s.pos = (s.pos + done) % len(s.table.Order)
+						return sent, fmt.Errorf("send with packet socket: the interface refused every frame for %v (its receiver takes none): %w", refusedLimit, errno)
+					}
+					// A receiver that shares the CPUs (an emulator
+					// behind a tap) needs them more than a spinning sender.
+					time.Sleep(refusedBackoff)
+				} else {
+					runtime.Gosched()
+				}
 				continue
 			}
 			s.pos = (s.pos + done) % len(s.table.Order)

@@ -177,6 +177,12 @@ const xdpMDDataMeta = 8
 // LoadXSKRedirect) after writing XDPMetadata in front of the frame. calls are
 // metadataKfuncCalls' instructions.
 //
+// Every kfunc reads before anything is written in front of the frame: a
+// driver may keep what the kfuncs report in the very bytes that
+// bpf_xdp_adjust_meta hands out (virtio-net keeps its hash report in the
+// virtio header just before the packet). So the kfuncs write into the
+// stack, and the metadata is copied in front of the frame last.
+//
 // When bpf_xdp_adjust_meta fails (a driver without metadata support, or no
 // headroom), the frame is redirected without metadata rather than lost; the
 // socket sees no magic and reports it as not Valid.
@@ -185,10 +191,46 @@ func metadataProgram(xsksFD int, calls []asm.Instruction) asm.Instructions {
 		ctx  = asm.R6 // the xdp_md, kept across calls
 		meta = asm.R7 // data_meta, checked to hold XDPMetadataLen bytes
 		data = asm.R8
+		// buf is the stack offset of the metadata as it is built: the
+		// XDPMetadataLen bytes below the frame pointer.
+		buf = -XDPMetadataLen
 	)
+	// at sets R(reg) to the address of byte off of buf.
+	at := func(reg asm.Register, off int32) asm.Instructions {
+		return asm.Instructions{asm.Mov.Reg(reg, asm.RFP), asm.Add.Imm(reg, buf+off)}
+	}
 	insns := asm.Instructions{
 		asm.Mov.Reg(ctx, asm.R1),
+		// A kfunc that fails writes nothing: start from zeros.
+		asm.Mov.Imm(asm.R1, 0),
+		asm.StoreMem(asm.RFP, buf, asm.R1, asm.DWord),
+		asm.StoreMem(asm.RFP, buf+8, asm.R1, asm.DWord),
+		asm.StoreMem(asm.RFP, buf+16, asm.R1, asm.DWord),
+		asm.StoreMem(asm.RFP, buf+24, asm.R1, asm.DWord),
+		// bpf_xdp_metadata_rx_timestamp(ctx, &buf->timestamp)
+		asm.Mov.Reg(asm.R1, ctx),
+	}
+	insns = append(insns, at(asm.R2, metaTimestamp)...)
+	insns = append(insns,
+		calls[0],
+		asm.StoreMem(asm.RFP, buf+metaTSErr, asm.R0, asm.Half),
+		// bpf_xdp_metadata_rx_hash(ctx, &buf->hash, &buf->hash_type)
+		asm.Mov.Reg(asm.R1, ctx))
+	insns = append(insns, at(asm.R2, metaHash)...)
+	insns = append(insns, at(asm.R3, metaHashType)...)
+	insns = append(insns,
+		calls[1],
+		asm.StoreMem(asm.RFP, buf+metaHashErr, asm.R0, asm.Half),
+		// bpf_xdp_metadata_rx_vlan_tag(ctx, &buf->tpid, &buf->tci)
+		asm.Mov.Reg(asm.R1, ctx))
+	insns = append(insns, at(asm.R2, metaVLANProto)...)
+	insns = append(insns, at(asm.R3, metaVLANTCI)...)
+	insns = append(insns,
+		calls[2],
+		asm.StoreMem(asm.RFP, buf+metaVLANErr, asm.R0, asm.Half),
+		asm.StoreImm(asm.RFP, buf+metaMagic, xdpMetadataMagic, asm.Word),
 		// bpf_xdp_adjust_meta(ctx, -XDPMetadataLen)
+		asm.Mov.Reg(asm.R1, ctx),
 		asm.Mov.Imm(asm.R2, -XDPMetadataLen),
 		asm.FnXdpAdjustMeta.Call(),
 		asm.JNE.Imm(asm.R0, 0, "redirect"),
@@ -198,42 +240,20 @@ func metadataProgram(xsksFD int, calls []asm.Instruction) asm.Instructions {
 		asm.Mov.Reg(asm.R2, meta),
 		asm.Add.Imm(asm.R2, XDPMetadataLen),
 		asm.JGT.Reg(asm.R2, data, "redirect"),
-		// The headroom holds whatever the buffer held before, and a kfunc
-		// that fails writes nothing.
-		asm.Mov.Imm(asm.R1, 0),
-		asm.StoreMem(meta, 0, asm.R1, asm.DWord),
-		asm.StoreMem(meta, 8, asm.R1, asm.DWord),
-		asm.StoreMem(meta, 16, asm.R1, asm.DWord),
-		asm.StoreMem(meta, 24, asm.R1, asm.DWord),
-		// bpf_xdp_metadata_rx_timestamp(ctx, &meta->timestamp)
-		asm.Mov.Reg(asm.R1, ctx),
-		asm.Mov.Reg(asm.R2, meta),
-		calls[0],
-		asm.StoreMem(meta, metaTSErr, asm.R0, asm.Half),
-		// bpf_xdp_metadata_rx_hash(ctx, &meta->hash, &meta->hash_type)
-		asm.Mov.Reg(asm.R1, ctx),
-		asm.Mov.Reg(asm.R2, meta),
-		asm.Add.Imm(asm.R2, metaHash),
-		asm.Mov.Reg(asm.R3, meta),
-		asm.Add.Imm(asm.R3, metaHashType),
-		calls[1],
-		asm.StoreMem(meta, metaHashErr, asm.R0, asm.Half),
-		// bpf_xdp_metadata_rx_vlan_tag(ctx, &meta->tpid, &meta->tci)
-		asm.Mov.Reg(asm.R1, ctx),
-		asm.Mov.Reg(asm.R2, meta),
-		asm.Add.Imm(asm.R2, metaVLANProto),
-		asm.Mov.Reg(asm.R3, meta),
-		asm.Add.Imm(asm.R3, metaVLANTCI),
-		calls[2],
-		asm.StoreMem(meta, metaVLANErr, asm.R0, asm.Half),
-		asm.StoreImm(meta, metaMagic, xdpMetadataMagic, asm.Word),
+	)
+	for off := int16(0); off < XDPMetadataLen; off += 8 {
+		insns = append(insns,
+			asm.LoadMem(asm.R1, asm.RFP, buf+off, asm.DWord),
+			asm.StoreMem(meta, off, asm.R1, asm.DWord))
+	}
+	insns = append(insns,
 		// return bpf_redirect_map(&xsks, ctx->rx_queue_index, XDP_PASS);
 		asm.LoadMem(asm.R2, ctx, xdpMDRxQueueIndex, asm.Word).WithSymbol("redirect"),
 		asm.LoadMapPtr(asm.R1, xsksFD),
 		asm.Mov.Imm(asm.R3, xdpPass),
 		asm.FnRedirectMap.Call(),
 		asm.Return(),
-	}
+	)
 	return insns
 }
 

@@ -204,7 +204,7 @@ func socketError(ifindex, queue int, zeroCopy bool, err error) error {
 	case has(unix.EPERM) || has(unix.EACCES):
 		return fmt.Errorf("open AF_XDP socket on %s queue %d: %w: needs CAP_NET_RAW; run as root: %w", name, queue, ErrNotPermitted, err)
 	case zeroCopy && has(unix.EOPNOTSUPP):
-		return fmt.Errorf("open AF_XDP socket on %s queue %d: %w: the driver has no AF_XDP zero-copy (veth never has); drop --zero-copy (copy mode): %w", name, queue, ErrNotSupported, err)
+		return fmt.Errorf("open AF_XDP socket on %s queue %d: %w: the driver has no AF_XDP zero-copy (veth never has; virtio-net from Linux 6.13); drop --zero-copy (copy mode): %w", name, queue, ErrNotSupported, err)
 	case has(unix.EBUSY):
 		return fmt.Errorf("open AF_XDP socket on %s queue %d: another AF_XDP socket is bound to the queue (still after %v): %w", name, queue, 2*busyRetry, err)
 	case has(unix.ENOBUFS) || has(unix.ENOMEM):

@@ -1,0 +1,111 @@
+package soak
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
+
+	"github.com/xdphash/xdphash/corpus"
+
+	"github.com/xdphash/xdphash/internal/virtiolab"
+	"github.com/xdphash/xdphash/internal/xdptest"
+)
+
+// TestSoakVirtio runs the soak in the virtio lab with the corpus's frames
+// as a capture (--pcap: every shape the dissector knows, mutations,
+// truncations), 4 queue pairs, at up to 10 kpps for 2.5 s, and every check
+// must pass: the guest's run, the accounting from the generator to the
+// engine, and, for every frame the device hashed, the device hash and the
+// queue. (The profile's frames go through the device in
+// internal/virtiolab's TestDeviceHashAndQueue.)
+func TestSoakVirtio(t *testing.T) {
+	xdptest.RequireRoot(t)
+	if _, err := exec.LookPath(virtiolab.QEMU); err != nil {
+		xdptest.Unavailable(t, "the virtio lab needs %s (apt-get install qemu-system-x86): %v", virtiolab.QEMU, err)
+	}
+	res, err := Run(context.Background(), Config{
+		Lab: LabVirtio, GuestBinary: xdptest.XdphashBinary(t),
+		Duration: 2500 * time.Millisecond, Queues: 4, Workers: 2, Rate: DefaultVirtioRate, Pcap: corpusPcap(t),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("generator: %d frames", res.Generator.Frames)
+	for _, c := range res.Checks {
+		t.Logf("%s %s: %s", c.Verdict(), c.Name, c.Detail)
+		if !c.Pass {
+			t.Errorf("check failed: %s", c.Name)
+		}
+	}
+	// How many frames go in 2.5 s depends on the machine's load: the test
+	// asserts counts that must agree, not how many there were.
+	if len(res.Checks) != 4 || res.Generator.Frames == 0 {
+		t.Errorf("%d checks, %d frames sent; want 4 checks on the frames sent", len(res.Checks), res.Generator.Frames)
+	}
+	if err := res.WriteFiles(t.TempDir()); err != nil {
+		t.Error(err)
+	}
+}
+
+// qemuAHQuirk is the one corpus frame whose device hash xdphash does not
+// reproduce: IPv6, an authentication header whose next header was changed
+// to UDP in front of a TCP header. QEMU declares a UDP hash and hashes
+// without the ports (docs/virtio-lab.md, traps).
+const qemuAHQuirk = "ipv6/ah/tcp/ah.next=0x11"
+
+// corpusPcap writes the corpus's frames that fit a 1500-byte MTU, but
+// qemuAHQuirk, to a pcap file of the test's own.
+func corpusPcap(tb testing.TB) string {
+	tb.Helper()
+	path := filepath.Join(tb.TempDir(), "corpus.pcap")
+	f, err := os.Create(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	w := pcapgo.NewWriter(f)
+	if err := w.WriteFileHeader(65535, layers.LinkTypeEthernet); err != nil {
+		tb.Fatal(err)
+	}
+	n := 0
+	for _, fr := range corpus.Build() {
+		if len(fr.Data) < 14 || len(fr.Data) > 1514 || fr.Name == qemuAHQuirk {
+			continue
+		}
+		ci := gopacket.CaptureInfo{Timestamp: time.Unix(0, 0), CaptureLength: len(fr.Data), Length: len(fr.Data)}
+		if err := w.WritePacket(ci, fr.Data); err != nil {
+			tb.Fatal(err)
+		}
+		n++
+	}
+	tb.Logf("corpus capture: %d frames", n)
+	return path
+}
+
+// TestSoakPcapVeth runs the veth soak with the corpus as a capture: the
+// generator sends its frames, and the accounting, hash and steering checks
+// pass on them.
+func TestSoakPcapVeth(t *testing.T) {
+	xdptest.RequireRoot(t)
+	res, err := Run(context.Background(), Config{Duration: time.Second, Queues: 2, Workers: 2, Rate: 20000, Mode: "afxdp", Pcap: corpusPcap(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(res.Generator.Profile, "/corpus.pcap") || res.Generator.Frames == 0 {
+		t.Errorf("generator: profile %q, %d frames", res.Generator.Profile, res.Generator.Frames)
+	}
+	for _, c := range res.Checks {
+		t.Logf("%s %s: %s", c.Verdict(), c.Name, c.Detail)
+		if !c.Pass && !c.Skipped {
+			t.Errorf("check failed: %s", c.Name)
+		}
+	}
+}
