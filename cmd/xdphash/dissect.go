@@ -290,7 +290,7 @@ func newFrameRecord(r *frameResult) *frameRecord {
 		OK:          r.ok,
 		Path:        r.path.String(),
 		Keys:        hex.EncodeToString(k[:]),
-		NProto:      string(appendEtherType(nil, k.NProto())),
+		NProto:      fmt.Sprintf("0x%04x", k.NProto()),
 		IPProto:     k.IPProto(),
 		THoff:       k.THoff(),
 		AddrType:    k.AddrType().String(),
@@ -302,10 +302,10 @@ func newFrameRecord(r *frameResult) *frameRecord {
 		FlowLabel:   k.FlowLabel(),
 		VLANID:      k.VLANID(),
 		VLANPrio:    k.VLANPriority(),
-		VLANTPID:    string(appendEtherType(nil, k.VLANTPID())),
-		VLANEthType: string(appendEtherType(nil, k.VLANEthType())),
+		VLANTPID:    fmt.Sprintf("0x%04x", k.VLANTPID()),
+		VLANEthType: fmt.Sprintf("0x%04x", k.VLANEthType()),
 		KeyID:       k.KeyID(),
-		Hash:        string(appendHex(nil, uint64(r.hash), 8)),
+		Hash:        fmt.Sprintf("%08x", r.hash),
 		L4Hash:      r.l4,
 		MetaVLANTag: r.tag.String(),
 	}
@@ -342,23 +342,9 @@ func appendFrameText(b []byte, r *frameResult) []byte {
 		b = strconv.AppendInt(b, int64(r.info.Length), 10)
 	}
 	b = append(b, " hash "...)
-	b = appendHex(b, uint64(r.hash), 8)
+	b = fmt.Appendf(b, "%08x", r.hash)
 	if r.l4 {
 		b = append(b, " l4"...)
 	}
 	return append(b, '\n')
-}
-
-// appendEtherType appends t as "0x" and 4 hex digits.
-func appendEtherType(b []byte, t uint16) []byte {
-	return appendHex(append(b, "0x"...), uint64(t), 4)
-}
-
-// appendHex appends v as lower-case hex, zero-padded to digits.
-func appendHex(b []byte, v uint64, digits int) []byte {
-	const hexDigits = "0123456789abcdef"
-	for i := digits - 1; i >= 0; i-- {
-		b = append(b, hexDigits[(v>>(4*i))&0xf])
-	}
-	return b
 }
