@@ -63,23 +63,7 @@ func TestRunSIGINT(t *testing.T) {
 	dir := t.TempDir()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestRunSIGINT$")
 	xdptest.StartChild(t, cmd, signalChildEnv+"="+dir, func(line string) bool { return line == "ready" })
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	bound := time.NewTimer(time.Minute)
-	defer bound.Stop()
-	select {
-	case err := <-exited:
-		if ee, ok := errors.AsType[*exec.ExitError](err); !ok || ee.ExitCode() != exitInterrupted {
-			t.Fatalf("the run ended with %v after SIGINT; want exit status %d", err, exitInterrupted)
-		}
-	case <-bound.C:
-		cmd.Process.Kill()
-		<-exited
-		t.Fatal("the run still runs a minute after SIGINT")
-	}
+	interruptChild(t, cmd, "the run")
 	st := xdptest.ReadJSON[runstats.RunStats](t, filepath.Join(dir, "run.json"))
 	if !st.Accounting.Balanced {
 		t.Errorf("the partial run's accounting %+v: want balanced", st.Accounting)
@@ -109,23 +93,7 @@ func TestPktgenWriteSIGINT(t *testing.T) {
 	file := filepath.Join(dir, "long.pcapng")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestPktgenWriteSIGINT$")
 	xdptest.StartChild(t, cmd, pktgenSignalChildEnv+"="+file, func(line string) bool { return line == "ready" })
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	bound := time.NewTimer(time.Minute)
-	defer bound.Stop()
-	select {
-	case err := <-exited:
-		if ee, ok := errors.AsType[*exec.ExitError](err); !ok || ee.ExitCode() != exitInterrupted {
-			t.Fatalf("pktgen ended with %v after SIGINT; want exit status %d", err, exitInterrupted)
-		}
-	case <-bound.C:
-		cmd.Process.Kill()
-		<-exited
-		t.Fatal("pktgen --write still runs a minute after SIGINT")
-	}
+	interruptChild(t, cmd, "pktgen --write")
 	f, err := os.Open(file)
 	if err != nil {
 		t.Fatal(err)
@@ -149,5 +117,28 @@ func TestPktgenWriteSIGINT(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) != 0 {
 		t.Errorf("left behind: %v", left)
+	}
+}
+
+// interruptChild sends SIGINT to the child cmd, which what names in
+// messages, and fails unless it exits with status 130 within a minute.
+func interruptChild(t *testing.T, cmd *exec.Cmd, what string) {
+	t.Helper()
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	bound := time.NewTimer(time.Minute)
+	defer bound.Stop()
+	select {
+	case err := <-exited:
+		if ee, ok := errors.AsType[*exec.ExitError](err); !ok || ee.ExitCode() != exitInterrupted {
+			t.Fatalf("%s ended with %v after SIGINT; want exit status %d", what, err, exitInterrupted)
+		}
+	case <-bound.C:
+		cmd.Process.Kill()
+		<-exited
+		t.Fatalf("%s still runs a minute after SIGINT", what)
 	}
 }
