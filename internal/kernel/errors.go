@@ -31,4 +31,9 @@ var (
 
 	// ErrInterfaceGone reports a socket whose interface was deleted.
 	ErrInterfaceGone = errors.New("the interface is gone")
+
+	// ErrReceiverStalled means a sender gave up because the interface
+	// refused every frame for a while: whatever reads it took nothing (an
+	// emulator behind a tap that stopped reading, say).
+	ErrReceiverStalled = errors.New("the interface's receiver takes no frames")
 )

@@ -115,7 +115,7 @@ func (s *PacketSender) Send(n uint64) (uint64, error) {
 				if refused > refusedSpins {
 					if time.Since(since) > refusedLimit {
 						s.pos = (s.pos + done) % len(s.table.Order)
-						return sent, fmt.Errorf("send with packet socket: the interface refused every frame for %v (its receiver takes none): %w", refusedLimit, errno)
+						return sent, fmt.Errorf("send with packet socket: the interface refused every frame for %v: %w (%w)", refusedLimit, ErrReceiverStalled, errno)
 					}
 					// A receiver that shares the CPUs (an emulator
 					// behind a tap) needs them more than a spinning sender.
