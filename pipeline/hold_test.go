@@ -106,7 +106,8 @@ func TestRunStopsWhileWaiting(t *testing.T) {
 	w.mu.Lock()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := xdptest.Go(func() (*runstats.RunStats, error) { return e.Run(ctx) })
-	for e.recv[0].out[0].ring.Free() > 0 {
+	// Len, not Free: Free is the producer's own, and this is not the producer.
+	for ring := e.recv[0].out[0].ring; ring.Len() < ring.Cap(); {
 		runtime.Gosched() // until the ring is full
 	}
 	cancel()

@@ -95,8 +95,13 @@ func filledRun(static *RunStats) *RunStats {
 		HashSources: HashSources{None: 1, Kernel: 2, Toeplitz: 3, Device: 4},
 		DeviceHash: &DeviceHashCheck{
 			Method: "equality", Frames: 100, WithHash: 90, Checked: 80, Conflicts: 1,
-			Samples: []DeviceHashConflict{{Queue: 1, Frame: "0aff", DeviceHashFrame: sample, Other: &sample}},
-			Classes: []DeviceHashClass{{Class: "addresses-only", Frames: 1, Explain: "the device hashed addresses only"}},
+			Samples:      []DeviceHashConflict{{Queue: 1, Frame: "0aff", DeviceHashFrame: sample, Other: &sample}},
+			Classes:      []DeviceHashClass{{Class: "addresses-only", Frames: 1, Explain: "the device hashed addresses only"}},
+			FieldsDiffer: 2,
+		},
+		DeviceQueue: &DeviceQueueCheck{
+			TableLen: 128, Frames: 100, Checked: 90, Mismatches: 1,
+			Samples: []DeviceQueueMismatch{{Queue: 2, Want: 1, DeviceHash: 0x1234, DeviceType: "L4_IPV4"}},
 		},
 	}
 }
