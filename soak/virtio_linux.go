@@ -115,7 +115,7 @@ func runVirtio(ctx context.Context, cfg Config) (_ *Result, err error) {
 		PeerTxPackets: after.TxPackets - before.TxPackets, PeerTxDropped: after.TxDropped - before.TxDropped,
 		HostRxPackets: ifc.After["rx_packets"] - ifc.Before["rx_packets"], HostRxDropped: ifc.After["rx_dropped"] - ifc.Before["rx_dropped"],
 	}
-	guestCheck := Check{Name: "guest: xdphash run on the virtio-net device ended cleanly", Pass: step.Exit == 0 && step.Error == "" && res.Stats != nil,
+	guestCheck := Check{Name: "guest: xdphash run on the virtio-net device ended cleanly", Pass: step.Exit == guest.StoppedExit && step.Error == "" && res.Stats != nil,
 		Detail: fmt.Sprintf("guest %s (%s): /init at %v of guest time, eth0 up at %v, %d of %d queues; xdphash run exit %d %s",
 			gr.Report.Kernel, k.Package, gr.Report.InitUptime.Round(time.Millisecond), gr.Report.IfaceUp.Round(time.Millisecond),
 			ifc.Combined, ifc.MaxCombined, step.Exit, step.Error)}

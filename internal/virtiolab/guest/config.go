@@ -54,7 +54,7 @@ type Step struct {
 	// (ResetRSS), prints ReadyMarker and waits for StopCommand; then it
 	// waits until the interface has received the frames the host sent (for
 	// two minutes at most) and has gone quiet, and stops the step with
-	// SIGINT.
+	// SIGINT, so that a receiver that ends as asked exits StoppedExit.
 	// Without Ready the step runs to its end.
 	Ready    string
 	ResetRSS bool
@@ -91,6 +91,11 @@ type Iface struct {
 	DriverBefore map[string]uint64 `json:"driver_before,omitempty"`
 	DriverAfter  map[string]uint64 `json:"driver_after,omitempty"`
 }
+
+// StoppedExit is the exit status of a receiving step that ended as the
+// guest asked: xdphash's status after SIGINT (it writes what it measured
+// first).
+const StoppedExit = 130
 
 // StepReport is how a step went.
 type StepReport struct {
