@@ -5,26 +5,60 @@ import (
 
 	"github.com/xdphash/xdphash/dissect"
 	"github.com/xdphash/xdphash/hash"
+	"github.com/xdphash/xdphash/internal/kernel"
 	"github.com/xdphash/xdphash/nicrss"
 )
 
 // TestDeviceCheckToeplitzNICParse: with --hash toeplitz the check compares
-// the device's hash with the NIC parse's, exactly, allocating nothing; a
-// device that hashes the addresses only (rx-flow-hash sd) conflicts on its
-// TCP and UDP frames, and the summary says why.
+// the device's hash with the NIC's view of the frame for the type the device
+// declares, exactly, allocating nothing. A device that hashes the addresses
+// only (rx-flow-hash sd) and says so is no conflict, but differs from the
+// fields the check was given (fields_differ); one that declares the ports
+// it did not take conflicts on its TCP and UDP frames, and the summary says
+// why.
 func TestDeviceCheckToeplitzNICParse(t *testing.T) {
 	exact, err := nicrss.NewHasher(nil, hash.SymmetricNone, nicrss.ParseConfig{Types: nicrss.TypesDefault})
 	if err != nil {
 		t.Fatal(err)
 	}
 	sd, _ := nicrss.NewHasher(nil, hash.SymmetricNone, nicrss.ParseConfig{Types: nicrss.TypeIPv4 | nicrss.TypeIPv6})
-	var tu nicrss.Tuple
+	var tu, full nicrss.Tuple
+	// declared is the type a device declares for the tuple it hashed: ports
+	// when it took them, or, claiming ports, wherever the default fields
+	// would take them.
+	declared := func(claimPorts bool) func([]byte) kernel.RSSHashType {
+		return func(f []byte) kernel.RSSHashType {
+			if tu.Report == nicrss.ReportNone {
+				return 0
+			}
+			t := kernel.RSSL3IPv4
+			if tu.Report.IsIPv6() {
+				t = kernel.RSSL3IPv6
+			}
+			if claimPorts {
+				exact.Hash(&full, f)
+			}
+			if tu.Report.HasPorts() || claimPorts && full.Report.HasPorts() {
+				t |= kernel.RSSL4
+			}
+			return t
+		}
+	}
 	for _, c := range []struct {
-		name      string
-		device    *nicrss.Hasher
-		conflicts bool
-	}{{"device hashes as the model", exact, false}, {"device hashes addresses only", sd, true}} {
-		src := &metaSource{devHash: func(f []byte, _ dissect.VLANTag) uint32 { h, _ := c.device.Hash(&tu, f); return h }}
+		name         string
+		device       *nicrss.Hasher
+		claimPorts   bool
+		conflicts    bool
+		fieldsDiffer bool
+	}{
+		{"device hashes as the model", exact, false, false, false},
+		{"device hashes addresses only and says so", sd, false, false, true},
+		{"device hashes addresses only and declares ports", sd, true, true, false},
+	} {
+		src := &metaSource{
+			devHash: func(f []byte, _ dissect.VLANTag) uint32 { h, _ := c.device.Hash(&tu, f); return h },
+			devType: declared(c.claimPorts), // devHash has just parsed f into tu
+		}
 		e := metaEngine(t, src, hash.KindToeplitz, true)
 		drive(e)
 		if !c.conflicts {
@@ -36,7 +70,7 @@ func TestDeviceCheckToeplitzNICParse(t *testing.T) {
 		}
 		st := e.Stats()
 		dh := st.DeviceHash
-		if dh.Method != "equality" || dh.Checked == 0 || (dh.Conflicts > 0) != c.conflicts {
+		if dh.Method != "equality" || dh.Checked == 0 || (dh.Conflicts > 0) != c.conflicts || (dh.FieldsDiffer > 0) != c.fieldsDiffer {
 			t.Fatalf("%s: check %+v", c.name, *dh)
 		}
 		if !c.conflicts {

@@ -12,10 +12,12 @@ import (
 
 // metaSource is a source whose batches carry device metadata, as the AF_XDP
 // source's do under the metadata program: a hash of type L4 from devHash,
-// and a metadata VLAN tag on every other frame when tagged.
+// and a metadata VLAN tag on every other frame when tagged. With devType
+// the hash's type is devType's, as a device declares what its hash took.
 type metaSource struct {
 	source.Source
 	devHash func(frame []byte, tag dissect.VLANTag) uint32
+	devType func(frame []byte) kernel.RSSHashType
 	tagged  bool
 }
 
@@ -42,6 +44,9 @@ func (q *metaQueue) Receive(b *source.Batch) error {
 			tag = dissect.VLANTag{TPID: 0x8100, TCI: 100}
 		}
 		m.Hash = q.s.devHash(f, tag)
+		if q.s.devType != nil {
+			m.HashType = q.s.devType(f)
+		}
 		b.Meta = append(b.Meta, m)
 	}
 	return err
