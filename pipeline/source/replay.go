@@ -21,9 +21,12 @@ type CaptureReplay struct {
 	name   string
 	file   io.Closer // nil when the reader is not the replay's to close
 	reader capture.Reader
-	cfg    PcapConfig
-	live   bool
-	pacer  pacer
+	// commented is the reader when its records carry comments (pcapng),
+	// where a metadata VLAN tag may be recorded; nil for a pcap file.
+	commented capture.Commented
+	cfg       PcapConfig
+	live      bool
+	pacer     pacer
 	// stream: the input is not a regular file (a pipe, a FIFO, a socket),
 	// whose next read may block for as long as its writer likes: Next asks
 	// for a flush before such a read, so that every frame read reaches the
@@ -83,8 +86,9 @@ func newReplay(r io.Reader, name string, file io.Closer, cfg PcapConfig, done <-
 	if err != nil {
 		return nil, err
 	}
+	commented, _ := reader.(capture.Commented)
 	return &CaptureReplay{
-		name: name, file: file, reader: reader, cfg: cfg, live: cfg.Clock != nil,
+		name: name, file: file, reader: reader, commented: commented, cfg: cfg, live: cfg.Clock != nil,
 		pacer: pacer{clock: cfg.Clock, done: done}, stream: !isRegular(r),
 	}, nil
 }
@@ -200,6 +204,9 @@ func (r *CaptureReplay) read() error {
 	// A frame that xdphash run --write recorded with a metadata VLAN tag
 	// comes with it, as from the device: the receive loop dissects it with
 	// the tag, as dissect does.
+	if r.commented == nil || len(r.commented.PacketComments()) == 0 {
+		return nil
+	}
 	if tag, ok := capture.FrameTag(r.reader); ok && !tag.IsZero() {
 		r.meta = kernel.XDPMetadata{Valid: true, VLANProto: tag.TPID, VLANTCI: tag.TCI, HashErr: noData, TimestampErr: noData}
 		r.frame.Meta = &r.meta
