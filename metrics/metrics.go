@@ -158,6 +158,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		counter(drops, q.Stats.RxDropped, "kernel", "rx_dropped", iface, label)
 		counter(drops, q.Stats.RxInvalidDescs, "kernel", "rx_invalid_descs", iface, label)
 		counter(drops, q.Stats.RxRingFull, "kernel", "rx_ring_full", iface, label)
+		counter(drops, q.Stats.Unreceived, "kernel", "unreceived", iface, label)
 	}
 	for s := range dissect.NumShapes {
 		sc := st.Shapes.Shape[s]

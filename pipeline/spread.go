@@ -1,12 +1,10 @@
 package pipeline
 
 import (
-	"errors"
-	"fmt"
 	"io"
+	"sync"
 
 	"github.com/xdphash/xdphash/hash"
-	"github.com/xdphash/xdphash/internal/kernel"
 	"github.com/xdphash/xdphash/nicrss"
 	"github.com/xdphash/xdphash/pipeline/source"
 )
@@ -36,105 +34,91 @@ func (rss RSSConfig) spread() (func(frame []byte) int, error) {
 // OpenPcap opens the capture file path ("-" for stdin) as source.OpenPcap
 // does, over rss.Queues virtual queues that the RSS stage fills.
 func OpenPcap(path string, cfg source.PcapConfig, rss RSSConfig) (source.Source, error) {
-	return spreadPcap(cfg, rss, func(cfg source.PcapConfig) (source.Source, error) { return source.OpenPcap(path, cfg) })
+	if rss.Queues <= 1 {
+		return source.OpenPcap(path, cfg)
+	}
+	return spreadPcap(cfg, rss, func(done <-chan struct{}) (*source.CaptureReplay, error) {
+		return source.OpenReplay(path, cfg, done)
+	})
 }
 
 // NewPcap is OpenPcap for a capture read from r, as source.NewPcap.
 func NewPcap(r io.Reader, name string, cfg source.PcapConfig, rss RSSConfig) (source.Source, error) {
-	return spreadPcap(cfg, rss, func(cfg source.PcapConfig) (source.Source, error) { return source.NewPcap(r, name, cfg) })
+	if rss.Queues <= 1 {
+		return source.NewPcap(r, name, cfg)
+	}
+	return spreadPcap(cfg, rss, func(done <-chan struct{}) (*source.CaptureReplay, error) {
+		return source.NewReplay(r, name, cfg, done)
+	})
 }
 
-func spreadPcap(cfg source.PcapConfig, rss RSSConfig, open func(source.PcapConfig) (source.Source, error)) (source.Source, error) {
-	if rss.Queues <= 1 {
-		return open(cfg)
-	}
+func spreadPcap(cfg source.PcapConfig, rss RSSConfig, open func(done <-chan struct{}) (*source.CaptureReplay, error)) (source.Source, error) {
 	spread, err := rss.spread()
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Batch <= 0 {
-		cfg.Batch = 64
-	}
-	live := cfg.Clock != nil
-	// The stage drops where its queues are full; the replay waits for it.
-	cfg.Lossless = true
-	inner, err := open(cfg)
+	fan := source.NewFanout(rss.Queues, cfg.BatchSize(), cfg.Clock != nil)
+	replay, err := open(fan.Done())
 	if err != nil {
 		return nil, err
 	}
-	s := &rssSource{
-		inner: inner, spread: spread, batch: cfg.Batch,
-		fan:     source.NewFanout(rss.Queues, cfg.Batch, live),
-		paced:   live && cfg.Replay.Mode != source.ReplayMax,
-		stopped: make(chan struct{}),
-	}
+	s := &rssSource{replay: replay, spread: spread, fan: fan, stopped: make(chan struct{})}
 	go s.run()
 	return s, nil
 }
 
-// rssSource is the RSS stage over a source of one queue: one goroutine takes
-// the inner queue's batches and copies each frame into the batch of the
-// virtual queue that the RSS model picks for it (a source.Fanout, which
-// drops, in a live replay, where a queue's receive loop falls behind). The
-// frames keep their arrival stamps; the inner source's replay (its pace, its
-// stamps) is untouched.
+// rssSource is the RSS stage over a capture replay: its one goroutine reads
+// the capture and copies each frame into the batch of the virtual queue that
+// the RSS model picks for it (a source.Fanout, which drops, in a live
+// replay, where a queue's receive loop falls behind), as the pcap source
+// does for its one queue.
 type rssSource struct {
-	inner   source.Source
-	spread  func(frame []byte) int
-	fan     *source.Fanout
-	batch   int
-	paced   bool // a live, paced replay: hand out partly filled batches after each of the inner's
-	stopped chan struct{}
+	replay    *source.CaptureReplay
+	spread    func(frame []byte) int
+	fan       *source.Fanout
+	closeOnce sync.Once
+	stopped   chan struct{}
 }
 
 func (s *rssSource) run() {
 	defer close(s.stopped)
-	q := s.inner.Queues()[0]
-	b := source.NewBatch(s.batch)
 	n := s.fan.Len()
+	var f source.Frame
 	for {
-		err := q.Receive(b)
-		for i, f := range b.Frames {
-			var meta *kernel.XDPMetadata
-			if i < len(b.Meta) {
-				meta = &b.Meta[i]
-			}
-			if !s.fan.Add(s.spread(f)%n, f, b.WireLen[i], b.Arrival[i], meta) {
-				s.fan.End(nil)
-				return
-			}
-		}
+		flush, err := s.replay.Next(&f)
 		switch {
-		case errors.Is(err, io.EOF):
+		case err == io.EOF:
 			s.fan.End(nil)
 			return
 		case err != nil:
 			s.fan.End(err)
 			return
-		}
-		// The inner replay handed out a partly filled batch because its
-		// next frame is not due yet: so does the stage.
-		if s.paced {
+		case flush:
 			s.fan.Flush()
+		case !s.fan.Add(s.spread(f.Data)%n, f.Data, f.WireLen, f.Arrival, f.Meta):
+			s.fan.End(nil)
+			return
 		}
 	}
 }
 
 func (s *rssSource) Queues() []source.QueueSource { return s.fan.Queues() }
 
-// Close stops the queues' Receive and the inner source, and waits for the
-// stage's goroutine.
+// Close stops the queues' Receive and the replay, closes the file, and waits
+// for the stage's goroutine when its read is sure to end.
 func (s *rssSource) Close() error {
-	s.fan.Close()
-	err := s.inner.Close()
-	<-s.stopped
-	if err != nil {
-		return fmt.Errorf("close %s: %w", s.inner.Info().Name, err)
-	}
-	return nil
+	var err error
+	s.closeOnce.Do(func() {
+		s.fan.Close()
+		err = s.replay.Close()
+		if s.replay.EndsOnClose() {
+			<-s.stopped
+		}
+	})
+	return err
 }
 
-func (s *rssSource) Info() source.Info { return s.inner.Info() }
+func (s *rssSource) Info() source.Info { return s.replay.Info() }
 
 // NewSynthetic is source.NewSynthetic with each template on the one virtual
 // queue that the RSS model picks for it, when rss has more than one queue

@@ -108,7 +108,7 @@ func TestRSSPcap(t *testing.T) {
 // TestRSSPcapLiveDrops replays at 10 Mpps to queues that take nothing until
 // the replay is over: the stage drops what finds no free batch, as a NIC
 // on a full RX ring, and every frame of the file is either handed out or
-// counted as dropped on its queue (the replay itself waits for the stage).
+// counted as dropped on its queue.
 func TestRSSPcapLiveDrops(t *testing.T) {
 	var frames [][]byte
 	for range 10 {

@@ -85,7 +85,13 @@ func WriteSummary(w io.Writer, st *runstats.RunStats) error {
 		ew.printf("drops: %s\n", strings.Join(parts, ", "))
 	}
 	if kd := sum(a.KernelDrops); kd > 0 {
-		ew.printf("kernel drops before the receive loops: %d\n", kd)
+		var reasons []string
+		for _, r := range slices.Sorted(maps.Keys(a.KernelDrops)) {
+			if a.KernelDrops[r] > 0 {
+				reasons = append(reasons, fmt.Sprintf("%s %d", r, a.KernelDrops[r]))
+			}
+		}
+		ew.printf("kernel drops before the receive loops: %d (%s)\n", kd, strings.Join(reasons, ", "))
 	}
 	return ew.err
 }

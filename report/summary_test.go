@@ -73,7 +73,7 @@ func TestWriteSummary(t *testing.T) {
 		{"other", strings.Fields("other - - 1001987")},
 		{"total:", strings.Fields("total: 2000000 fast, 1002000 slow-path runs, 2 gate flips")},
 		{"drops:", strings.Fields("drops: consumer/overlimit 3, ring/full 5, worker/flow_limit 7")},
-		{"kernel drops", strings.Fields("kernel drops before the receive loops: 11")},
+		{"kernel drops", strings.Fields("kernel drops before the receive loops: 11 (rx_ring_full 11)")},
 	} {
 		if got := row(text, c.prefix); !slices.Equal(got, c.want) {
 			t.Errorf("line %q: got %q, want %q", c.prefix, got, c.want)

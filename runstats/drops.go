@@ -63,6 +63,7 @@ func (st *RunStats) Account() {
 		acc.KernelDrops["rx_dropped"] += q.Stats.RxDropped
 		acc.KernelDrops["rx_invalid_descs"] += q.Stats.RxInvalidDescs
 		acc.KernelDrops["rx_ring_full"] += q.Stats.RxRingFull
+		acc.KernelDrops["unreceived"] += q.Stats.Unreceived
 	}
 	offeredOK := true
 	for _, w := range st.Workers {

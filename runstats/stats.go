@@ -87,11 +87,18 @@ type QueueStats struct {
 	FillRingEmpty  uint64 `json:"fill_ring_empty"`  // times the fill ring had no frame for the kernel
 	TxInvalidDescs uint64 `json:"tx_invalid_descs"` // (transmit side, unused here)
 	TxRingEmpty    uint64 `json:"tx_ring_empty"`    // (transmit side, unused here)
+	// Unreceived is the frames a capture replay read and queued that no
+	// receive loop took before the run stopped (the ready batches left when
+	// the source was closed).
+	Unreceived uint64 `json:"unreceived"`
 }
 
-// KernelDrops is the frames the kernel dropped before the queue's receive
-// loop saw them.
-func (s QueueStats) KernelDrops() uint64 { return s.RxDropped + s.RxInvalidDescs + s.RxRingFull }
+// KernelDrops is the frames lost before the queue's receive loop took them:
+// the kernel's drops (a capture replay's modelled ones) and the frames
+// left unreceived when the run stopped.
+func (s QueueStats) KernelDrops() uint64 {
+	return s.RxDropped + s.RxInvalidDescs + s.RxRingFull + s.Unreceived
+}
 
 // Add adds o's counts to s.
 func (s *QueueStats) Add(o QueueStats) {
@@ -103,6 +110,7 @@ func (s *QueueStats) Add(o QueueStats) {
 	s.FillRingEmpty += o.FillRingEmpty
 	s.TxInvalidDescs += o.TxInvalidDescs
 	s.TxRingEmpty += o.TxRingEmpty
+	s.Unreceived += o.Unreceived
 }
 
 // WorkerReport is one worker (one modelled CPU).

@@ -54,6 +54,8 @@ type fanoutQueue struct {
 	pending *fanoutBatch // the batch the filler fills
 
 	frames, bytes, dropped atomic.Uint64
+	readied                atomic.Uint64 // frames of the batches handed to full
+	abandoned              atomic.Uint64 // frames the filler read but could not add before Close
 }
 
 // fanoutBatch owns the bytes of its frames: what the filler copies from is
@@ -137,6 +139,9 @@ func (q *fanoutQueue) add(data []byte, wireLen int, at int64, meta *kernel.XDPMe
 		if q.fan.live {
 			select {
 			case q.pending = <-q.free:
+			case <-q.fan.done:
+				q.abandoned.Add(1)
+				return false
 			default:
 				q.dropped.Add(1)
 				return true
@@ -145,6 +150,7 @@ func (q *fanoutQueue) add(data []byte, wireLen int, at int64, meta *kernel.XDPMe
 			select {
 			case q.pending = <-q.free:
 			case <-q.fan.done:
+				q.abandoned.Add(1)
 				return false
 			}
 		}
@@ -190,6 +196,7 @@ func (q *fanoutQueue) add(data []byte, wireLen int, at int64, meta *kernel.XDPMe
 // has room for every batch, so this never blocks.
 func (q *fanoutQueue) flush() {
 	if q.pending != nil && len(q.pending.frames) > 0 {
+		q.readied.Add(uint64(len(q.pending.frames)))
 		q.full <- q.pending
 		q.pending = nil
 	}
@@ -236,8 +243,17 @@ func (q *fanoutQueue) Receive(b *Batch) error {
 	}
 }
 
+// Stats counts the frames handed out and dropped, and once the Fanout is
+// closed the frames no Receive took (Unreceived: those of the ready batches,
+// and one the filler was adding when Close came): with those, every frame
+// the filler added is counted.
 func (q *fanoutQueue) Stats() QueueStats {
-	return QueueStats{Frames: q.frames.Load(), Bytes: q.bytes.Load(), RxRingFull: q.dropped.Load()}
+	st := QueueStats{Frames: q.frames.Load(), Bytes: q.bytes.Load(), RxRingFull: q.dropped.Load()}
+	if q.fan.closed() {
+		readied := q.readied.Load()
+		st.Unreceived = readied - min(st.Frames, readied) + q.abandoned.Load()
+	}
+	return st
 }
 
 // queueSources returns qs as the QueueSource interface values Queues returns.

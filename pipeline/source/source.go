@@ -105,10 +105,18 @@ type QueueStats struct {
 	FillRingEmpty  uint64 `json:"fill_ring_empty"`  // times the fill ring had no frame for the kernel
 	TxInvalidDescs uint64 `json:"tx_invalid_descs"` // (transmit side, unused here)
 	TxRingEmpty    uint64 `json:"tx_ring_empty"`    // (transmit side, unused here)
+	// Unreceived is the frames a capture replay read and queued that no
+	// receive loop took before the run stopped (the ready batches left when
+	// the source was closed).
+	Unreceived uint64 `json:"unreceived"`
 }
 
-// KernelDrops is the frames the kernel dropped before this queue saw them.
-func (s QueueStats) KernelDrops() uint64 { return s.RxDropped + s.RxInvalidDescs + s.RxRingFull }
+// KernelDrops is the frames lost before the queue's receive loop took them:
+// the kernel's drops (a capture replay's modelled ones) and the frames
+// left unreceived when the run stopped.
+func (s QueueStats) KernelDrops() uint64 {
+	return s.RxDropped + s.RxInvalidDescs + s.RxRingFull + s.Unreceived
+}
 
 // Clock is nanoseconds since an arbitrary origin.
 type Clock func() int64
