@@ -50,6 +50,21 @@ func stopCapture(t *testing.T, n int) []byte {
 	return xdptest.WriteCapture(t, xdptest.CapturePcap, layers.LinkTypeEthernet, xdptest.CaptureRecords(frames[:n], time.Microsecond)...)
 }
 
+// openStalledPcap is a live pcap source over queues queues, in batches of
+// 8, reading n corpus frames from a stream that then waits; the stream is
+// let go and the source closed when the test ends.
+func openStalledPcap(t *testing.T, n, queues int) (*stallReader, source.Source) {
+	t.Helper()
+	r := newStallReader(stopCapture(t, n))
+	t.Cleanup(func() { close(r.release) })
+	src, err := NewPcap(r, "stream", source.PcapConfig{Batch: 8, Clock: source.WallClock()}, RSSConfig{Queues: queues})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { src.Close() })
+	return r, src
+}
+
 // TestPcapStopAccountsEveryFrame reads a capture from a stream that then
 // waits, into queues whose receive loop takes one batch: when the source is
 // closed, every frame read is handed out, dropped on a full queue, or
@@ -58,13 +73,7 @@ func TestPcapStopAccountsEveryFrame(t *testing.T) {
 	const n = 300
 	for _, queues := range []int{1, 2} {
 		t.Run(fmt.Sprintf("queues=%d", queues), func(t *testing.T) {
-			r := newStallReader(stopCapture(t, n))
-			defer close(r.release)
-			src, err := NewPcap(r, "stream", source.PcapConfig{Batch: 8, Clock: source.WallClock()}, RSSConfig{Queues: queues})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer src.Close()
+			r, src := openStalledPcap(t, n, queues)
 			<-r.drained // every frame was read, and the partly filled batches handed out
 			if err := src.Queues()[0].Receive(source.NewBatch(8)); err != nil {
 				t.Fatal(err)
@@ -92,13 +101,7 @@ func TestRunPcapStopAccounting(t *testing.T) {
 	const n = 300
 	for _, queues := range []int{1, 2} {
 		t.Run(fmt.Sprintf("queues=%d", queues), func(t *testing.T) {
-			r := newStallReader(stopCapture(t, n))
-			defer close(r.release)
-			src, err := NewPcap(r, "stream", source.PcapConfig{Batch: 8, Clock: source.WallClock()}, RSSConfig{Queues: queues})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer src.Close()
+			r, src := openStalledPcap(t, n, queues)
 			e, err := NewEngine(EngineConfig{
 				Source:   src,
 				Steering: hash.SteerConfig{Workers: 2, Key: testKey},
