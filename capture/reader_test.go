@@ -18,27 +18,12 @@ import (
 	"github.com/xdphash/xdphash/internal/xdptest"
 )
 
-// testFrame is frame i of a test capture: 60 bytes whose last byte is i.
-func testFrame(i int) []byte {
-	f := make([]byte, 60)
-	f[12], f[13] = 0x08, 0x00
-	f[59] = byte(i)
-	return f
-}
+// testFrame is frame i of a test capture (xdptest.NumberedFrame).
+func testFrame(i int) []byte { return xdptest.NumberedFrame(i) }
 
 // testRecords are n test frames 1 ms apart, each captured to snap bytes of
 // its 60 (snap 0: whole).
-func testRecords(n, snap int) []xdptest.CaptureRecord {
-	rs := make([]xdptest.CaptureRecord, n)
-	for i := range n {
-		f := testFrame(i)
-		if snap > 0 {
-			f = f[:snap]
-		}
-		rs[i] = xdptest.CaptureRecord{Data: f, WireLen: 60, Time: xdptest.CaptureEpoch.Add(time.Duration(i) * time.Millisecond)}
-	}
-	return rs
-}
+func testRecords(n, snap int) []xdptest.CaptureRecord { return xdptest.NumberedRecords(n, snap) }
 
 // testCapture is a nanosecond pcap of n test frames (testRecords).
 func testCapture(tb testing.TB, n, snap int, lt layers.LinkType) []byte {

@@ -37,6 +37,29 @@ func CaptureRecords(frames [][]byte, gap time.Duration) []CaptureRecord {
 	return rs
 }
 
+// NumberedFrame is frame i of the tests' numbered captures: 60 bytes of
+// an IPv4 ethertype whose last byte is i.
+func NumberedFrame(i int) []byte {
+	f := make([]byte, 60)
+	f[12], f[13] = 0x08, 0x00
+	f[59] = byte(i)
+	return f
+}
+
+// NumberedRecords are n NumberedFrames 1 ms apart, each captured to snap
+// bytes of its 60 (snap 0: whole).
+func NumberedRecords(n, snap int) []CaptureRecord {
+	rs := make([]CaptureRecord, n)
+	for i := range n {
+		f := NumberedFrame(i)
+		if snap > 0 {
+			f = f[:snap]
+		}
+		rs[i] = CaptureRecord{Data: f, WireLen: 60, Time: CaptureEpoch.Add(time.Duration(i) * time.Millisecond)}
+	}
+	return rs
+}
+
 // WriteCapture returns a capture file of link type lt in format holding
 // records (snap length 65536), as gopacket's pcapgo writes it: the tests'
 // one writer of captures, in every format the capture package reads.
