@@ -55,12 +55,17 @@ func (s Symmetry) String() string {
 // Toeplitz is a NIC's RSS Toeplitz hash under one key. Every input bit XORs
 // the 32 key bits that start at its position into the result, so each input
 // byte's contribution depends only on its value and position: Toeplitz keeps
-// one 256-entry table per position and hashes with one load and XOR per byte,
-// far faster than the bit loop (BenchmarkToeplitz compares them;
-// docs/instructions.md has the figures).
+// one 256-entry table per position, built from the key once, and hashes with
+// one load and XOR per byte. The tables are a fixed-size array so that the
+// fixed tuples (HashIPv4, HashIPv6) index them with constants and bytes,
+// without a bounds check.
 type Toeplitz struct {
-	tables [][256]uint32 // tables[i][b]: the hash of byte b at input offset i
+	tables [maxToeplitzInput][256]uint32 // tables[i][b]: the hash of byte b at input offset i
+	n      int                           // the input the key covers: its length less 4
 }
+
+// maxToeplitzInput is the longest input of the longest key (52 bytes).
+const maxToeplitzInput = 52 - 4
 
 // NewToeplitz builds the tables for key, which must be 40 bytes (most NICs) or
 // 52 bytes (Intel XL710 and E810). A key of n bytes covers inputs up to n-4
@@ -69,8 +74,8 @@ func NewToeplitz(key []byte) (*Toeplitz, error) {
 	if len(key) != 40 && len(key) != 52 {
 		return nil, fmt.Errorf("create Toeplitz hash from a %d-byte key: %w", len(key), ErrRSSKeyLength)
 	}
-	t := &Toeplitz{tables: make([][256]uint32, len(key)-4)}
-	for i := range t.tables {
+	t := &Toeplitz{n: len(key) - 4}
+	for i := range t.n {
 		tab := &t.tables[i]
 		for bit := range 8 {
 			tab[0x80>>bit] = keyWindow(key, 8*i+bit)
@@ -93,49 +98,62 @@ func keyWindow(key []byte, off int) uint32 {
 }
 
 // maxInput is the longest input the key covers: its length less 4 bytes.
-func (t *Toeplitz) maxInput() int { return len(t.tables) }
+func (t *Toeplitz) maxInput() int { return t.n }
 
 // Hash returns the Toeplitz hash of input. It panics if input is longer than
 // [Toeplitz.maxInput], a programming error: the tuples NICs hash (at most 36
 // bytes) fit any supported key.
 func (t *Toeplitz) Hash(input []byte) uint32 {
+	if len(input) > t.n {
+		panic(fmt.Sprintf("hash: Toeplitz input of %d bytes, the key covers %d", len(input), t.n))
+	}
 	tables := t.tables[:len(input)]
 	var h uint32
-	// Four bytes per round, as every RSS tuple is a multiple of 4 bytes long,
-	// which BenchmarkToeplitz found faster than a byte per round. (Testing
-	// both lengths lets the compiler drop the bounds checks.)
-	for len(input) >= 4 && len(tables) >= 4 {
-		h ^= tables[0][input[0]] ^ tables[1][input[1]] ^ tables[2][input[2]] ^ tables[3][input[3]]
-		input, tables = input[4:], tables[4:]
-	}
 	for i, b := range input {
 		h ^= tables[i][b]
 	}
 	return h
 }
 
-// hashIPv4 returns the hash of src, dst and, when withPorts is set, sport and
-// dport (the NIC's TCP/UDP-over-IPv4 tuple; without ports its IPv4 tuple).
-func (t *Toeplitz) hashIPv4(src, dst [4]byte, sport, dport uint16, withPorts bool) uint32 {
-	// hashIPv4 and hashIPv6 repeat each other on purpose: one helper on
-	// slices of either length was slower (BenchmarkToeplitz), as the
-	// fixed-size arrays let the compiler drop every bounds check.
-	var in [12]byte
-	copy(in[0:4], src[:])
-	copy(in[4:8], dst[:])
-	binary.BigEndian.PutUint16(in[8:], sport)
-	binary.BigEndian.PutUint16(in[10:], dport)
-	return t.Hash(in[:tupleLen(4, withPorts)])
+// HashIPv4 returns the hash of the IPv4 tuple src, dst and, when withPorts
+// is set, sport and dport: a NIC's TCP/UDP-over-IPv4 input (12 bytes), its
+// IPv4 input without the ports (8 bytes). It allocates nothing.
+func (t *Toeplitz) HashIPv4(src, dst *[4]byte, sport, dport uint16, withPorts bool) uint32 {
+	tb := &t.tables
+	h := tb[0][src[0]] ^ tb[1][src[1]] ^ tb[2][src[2]] ^ tb[3][src[3]] ^
+		tb[4][dst[0]] ^ tb[5][dst[1]] ^ tb[6][dst[2]] ^ tb[7][dst[3]]
+	if withPorts {
+		h ^= tb[8][uint8(sport>>8)] ^ tb[9][uint8(sport)] ^ tb[10][uint8(dport>>8)] ^ tb[11][uint8(dport)]
+	}
+	return h
 }
 
-// hashIPv6 is [Toeplitz.hashIPv4] for IPv6 addresses.
+// HashIPv6 is [Toeplitz.HashIPv4] for IPv6 addresses: 36 bytes with the
+// ports, 32 without.
+func (t *Toeplitz) HashIPv6(src, dst *[16]byte, sport, dport uint16, withPorts bool) uint32 {
+	tb := &t.tables
+	h := tb[0][src[0]] ^ tb[1][src[1]] ^ tb[2][src[2]] ^ tb[3][src[3]] ^
+		tb[4][src[4]] ^ tb[5][src[5]] ^ tb[6][src[6]] ^ tb[7][src[7]] ^
+		tb[8][src[8]] ^ tb[9][src[9]] ^ tb[10][src[10]] ^ tb[11][src[11]] ^
+		tb[12][src[12]] ^ tb[13][src[13]] ^ tb[14][src[14]] ^ tb[15][src[15]] ^
+		tb[16][dst[0]] ^ tb[17][dst[1]] ^ tb[18][dst[2]] ^ tb[19][dst[3]] ^
+		tb[20][dst[4]] ^ tb[21][dst[5]] ^ tb[22][dst[6]] ^ tb[23][dst[7]] ^
+		tb[24][dst[8]] ^ tb[25][dst[9]] ^ tb[26][dst[10]] ^ tb[27][dst[11]] ^
+		tb[28][dst[12]] ^ tb[29][dst[13]] ^ tb[30][dst[14]] ^ tb[31][dst[15]]
+	if withPorts {
+		h ^= tb[32][uint8(sport>>8)] ^ tb[33][uint8(sport)] ^ tb[34][uint8(dport>>8)] ^ tb[35][uint8(dport)]
+	}
+	return h
+}
+
+// hashIPv4 is HashIPv4 on address values.
+func (t *Toeplitz) hashIPv4(src, dst [4]byte, sport, dport uint16, withPorts bool) uint32 {
+	return t.HashIPv4(&src, &dst, sport, dport, withPorts)
+}
+
+// hashIPv6 is HashIPv6 on address values.
 func (t *Toeplitz) hashIPv6(src, dst [16]byte, sport, dport uint16, withPorts bool) uint32 {
-	var in [36]byte
-	copy(in[0:16], src[:])
-	copy(in[16:32], dst[:])
-	binary.BigEndian.PutUint16(in[32:], sport)
-	binary.BigEndian.PutUint16(in[34:], dport)
-	return t.Hash(in[:tupleLen(16, withPorts)])
+	return t.HashIPv6(&src, &dst, sport, dport, withPorts)
 }
 
 // FromKeys returns the hash a NIC computes for the packet keys were dissected

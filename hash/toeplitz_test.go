@@ -1,6 +1,7 @@
 package hash
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"math/rand/v2"
@@ -138,6 +139,42 @@ func TestToeplitzTablesMatchBitwise(t *testing.T) {
 			}
 		}
 	}
+}
+
+// FuzzToeplitzTuple compares the fixed tuples' hashes and Hash with the
+// bitwise reference, under any key of either length.
+func FuzzToeplitzTuple(f *testing.F) {
+	f.Add(DefaultRSSKey[:], []byte{66, 9, 149, 187, 161, 142, 100, 80, 0x0a, 0xea, 0x06, 0xe6}, true)
+	f.Add(make([]byte, 52), make([]byte, 36), false)
+	f.Fuzz(func(t *testing.T, key, in []byte, withPorts bool) {
+		if len(key) != 40 && len(key) != 52 {
+			key = append(bytes.Repeat([]byte{0x5a}, 40-min(len(key), 40)), key[:min(len(key), 40)]...)
+		}
+		tz, err := NewToeplitz(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tup [36]byte
+		copy(tup[:], in)
+		sport, dport := uint16(tup[32])<<8|uint16(tup[33]), uint16(tup[34])<<8|uint16(tup[35])
+		// The IPv4 input: the first 8 bytes, then the ports; IPv6's: all 36.
+		v4, v6 := append(append([]byte{}, tup[0:8]...), tup[32:36]...), tup[:]
+		n4, n6 := 8, 32
+		if withPorts {
+			n4, n6 = 12, 36
+		}
+		if got, want := tz.HashIPv4((*[4]byte)(tup[0:4]), (*[4]byte)(tup[4:8]), sport, dport, withPorts), toeplitzBitwise(key, v4[:n4]); got != want {
+			t.Errorf("key % x: HashIPv4(% x) = %#08x, bitwise %#08x", key, v4[:n4], got, want)
+		}
+		if got, want := tz.HashIPv6((*[16]byte)(tup[0:16]), (*[16]byte)(tup[16:32]), sport, dport, withPorts), toeplitzBitwise(key, v6[:n6]); got != want {
+			t.Errorf("key % x: HashIPv6(% x) = %#08x, bitwise %#08x", key, v6[:n6], got, want)
+		}
+		if len(in) <= len(key)-4 {
+			if got, want := tz.Hash(in), toeplitzBitwise(key, in); got != want {
+				t.Errorf("key % x: Hash(% x) = %#08x, bitwise %#08x", key, in, got, want)
+			}
+		}
+	})
 }
 
 func TestToeplitzSymmetric(t *testing.T) {
