@@ -11,9 +11,9 @@ func (t *Toeplitz) HashTuple(src, dst []byte, sport, dport uint16, withPorts boo
 		// The fixed-size paths: what most NICs hash, without a transform.
 		switch {
 		case len(src) == 4 && len(dst) == 4:
-			return t.hashIPv4([4]byte(src), [4]byte(dst), sport, dport, withPorts)
+			return t.HashIPv4((*[4]byte)(src), (*[4]byte)(dst), sport, dport, withPorts)
 		case len(src) == 16 && len(dst) == 16:
-			return t.hashIPv6([16]byte(src), [16]byte(dst), sport, dport, withPorts)
+			return t.HashIPv6((*[16]byte)(src), (*[16]byte)(dst), sport, dport, withPorts)
 		}
 	}
 	n := len(src)

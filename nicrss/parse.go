@@ -98,11 +98,15 @@ type Quirks uint8
 
 const (
 	// QuirkQEMU72 is QEMU 7.2's net/eth.c (eth_get_protocols), fixed in
-	// QEMU 8.0: an IPv4 header of another version, and an IPv6 header whose
-	// extension headers run past the frame, still hash as their address-only
-	// type; and a TCP or UDP fragment, or an IPv4 header cut short, hashes
-	// as its TCP/UDP (or IPv4) type with header fields the device kept from
-	// an earlier frame ([Tuple.Stale]).
+	// QEMU 8.0, as the virtio lab's device showed it frame by frame: an
+	// IPv4 header of another version, and an IPv6 header whose extension
+	// headers run past the frame, still hash as their address-only type; an
+	// IPv4 header length below 20 bytes still has its ports read where it
+	// points. (An IPv4 header cut short hashes as IPv4 with the addresses of
+	// an earlier frame, [Tuple.Stale], from the sources: an Ethernet frame
+	// of 60 bytes or more always holds the header, so the lab cannot show
+	// it.) A fragment is hashed over its addresses, as without the quirk:
+	// virtio_net_process_rss drops its TCP and UDP.
 	QuirkQEMU72 Quirks = 1 << iota
 )
 
@@ -118,9 +122,8 @@ type Tuple struct {
 	// Sport and Dport are the ports; valid when Report.HasPorts().
 	Sport, Dport uint16
 	// Stale reports that the device hashes fields it did not read from
-	// this frame (QuirkQEMU72): the ports (or, for an IPv4 header cut short,
-	// the addresses) are those of an earlier frame, and the fields here are
-	// zero.
+	// this frame (QuirkQEMU72, an IPv4 header cut short): the addresses
+	// are those of an earlier frame, and the fields here are zero.
 	Stale bool
 }
 
@@ -377,16 +380,10 @@ func homeAddress(dst *[16]byte, frame []byte, off, n int) bool {
 // choose picks the hash type of ip under c.Types, as
 // virtio_net_get_hash_type does, and fills t.
 func (c *ParseConfig) choose(t *Tuple, frame []byte, ip *l3) bool {
-	q72 := c.Quirks&QuirkQEMU72 != 0
 	tcp, udp := ip.proto == protoTCP, ip.proto == protoUDP
-	stalePorts := false
-	if ip.broken {
+	if ip.broken || ip.fragment {
+		// A fragment has no ports to hash.
 		tcp, udp = false, false
-	} else if ip.fragment {
-		// A fragment has no ports; QEMU 7.2 kept its protocol and
-		// hashed the ports of an earlier frame.
-		stalePorts = q72 && (tcp || udp)
-		tcp, udp = tcp && stalePorts, udp && stalePorts
 	} else if tcp {
 		_, tcp = hdr(frame, ip.l4, tcpHdrLen)
 	} else if udp {
@@ -442,9 +439,7 @@ func (c *ParseConfig) choose(t *Tuple, frame []byte, ip *l3) bool {
 		}
 	}
 	if t.Report.HasPorts() {
-		if stalePorts {
-			t.Stale = true
-		} else if b, ok := hdr(frame, ip.l4, 4); ok {
+		if b, ok := hdr(frame, ip.l4, 4); ok {
 			t.Sport = uint16(b[0])<<8 | uint16(b[1])
 			t.Dport = uint16(b[2])<<8 | uint16(b[3])
 		}

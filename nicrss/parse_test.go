@@ -269,3 +269,52 @@ func TestNICParseVersusKernelKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestParseDeviceSettled pins the rules the virtio lab's device (QEMU 7.2.22)
+// settled frame by frame where an earlier model of the NIC parse read the
+// frame otherwise (internal/virtiolab's TestNICRSSOnDevice checks every
+// corpus frame): the hash type under QuirkQEMU72, and without the quirk.
+func TestParseDeviceSettled(t *testing.T) {
+	frames := map[string][]byte{}
+	for _, f := range corpus.Build() {
+		frames[f.Name] = f.Data
+	}
+	for _, c := range []struct {
+		name       string
+		q72, plain Report
+		port       bool // q72's tuple has the ports read at offset l4 (-1: not checked here)
+		l4         int
+		why        string
+	}{
+		{"ipv4/tcp/ipv4.ver=6", ReportIPv4, ReportNone, false, 0, "QEMU 7.2 hashes another IP version as IPv4's addresses"},
+		{"ipv4-frag-first/tcp/ipv4.ver=0", ReportIPv4, ReportNone, false, 0, "the same for a fragment"},
+		{"ipv4/tcp/ipv4.ihl=4", ReportTCPv4, ReportIPv4, true, 14 + 16, "QEMU 7.2 reads the ports where an IHL below 5 points"},
+		{"ipv4/udp/ipv4.ihl=0", ReportUDPv4, ReportIPv4, true, 14, "even IHL 0: the ports are the IPv4 header's first bytes"},
+		{"ipv4/tcp/ipv4.frag=0x2000", ReportIPv4, ReportIPv4, false, 0, "a fragment hashes its addresses, QEMU 7.2 too (no ports of an earlier frame)"},
+		{"ipv4-frag-first/udp/base", ReportIPv4, ReportIPv4, false, 0, "a first fragment too"},
+		{"ipv6/ah/tcp/ah.next=0x11", ReportUDPv6, ReportUDPv6, true, 14 + 40 + (4+1)*8, "AH's length is (len+1)*8, as every extension header's: the ports are read past the AH's real end"},
+		{"qinq-8100/ipv6/tcp/base", ReportNone, ReportNone, false, 0, "after an 802.1Q tag the device reads no second tag"},
+		{"depth/ipv6-hbh/n=18/base", ReportTCPv6, ReportTCPv6, true, -1, "the device walks any number of extension headers"},
+		{"ipv6+hbh+rt+dstopt/tcp/rt.len=255", ReportIPv6, ReportNone, false, 0, "QEMU 7.2 hashes an IPv6 header whose extension headers run past the frame"},
+	} {
+		f, ok := frames[c.name]
+		if !ok {
+			t.Fatalf("%s: no such corpus frame", c.name)
+		}
+		var tu Tuple
+		for _, q := range []struct {
+			pc   ParseConfig
+			want Report
+		}{{ParseConfig{Types: TypesDefault, Quirks: QuirkQEMU72}, c.q72}, {ParseConfig{Types: TypesDefault}, c.plain}} {
+			if q.pc.Parse(&tu, f); tu.Report != q.want || tu.Stale {
+				t.Errorf("%s (quirks %d): %s (stale %v), want %s: %s", c.name, q.pc.Quirks, tu.Report, tu.Stale, q.want, c.why)
+			}
+		}
+		(&ParseConfig{Types: TypesDefault, Quirks: QuirkQEMU72}).Parse(&tu, f)
+		if c.port && c.l4 >= 0 {
+			if sp, dp := binary.BigEndian.Uint16(f[c.l4:]), binary.BigEndian.Uint16(f[c.l4+2:]); tu.Sport != sp || tu.Dport != dp {
+				t.Errorf("%s: ports %d > %d, want %d > %d read at offset %d: %s", c.name, tu.Sport, tu.Dport, sp, dp, c.l4, c.why)
+			}
+		}
+	}
+}

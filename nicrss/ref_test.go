@@ -144,10 +144,8 @@ func refParse(c ParseConfig, f []byte) (Tuple, bool) {
 	}
 	tcp := ip.proto == 6 && !ip.broken
 	udp := ip.proto == 17 && !ip.broken
-	stale := false
-	if ip.frag && !ip.broken {
-		stale = q72 && (tcp || udp)
-		tcp, udp = tcp && q72, udp && q72
+	if ip.frag {
+		tcp, udp = false, false
 	} else if !ip.broken {
 		tcp = tcp && have(ip.l4, 20)
 		udp = udp && have(ip.l4, 8)
@@ -192,11 +190,7 @@ func refParse(c ParseConfig, f []byte) (Tuple, bool) {
 		t.Dst = ip.exD
 	}
 	if t.Report.HasPorts() {
-		if stale {
-			t.Stale = true
-		} else {
-			t.Sport, t.Dport = u16(ip.l4), u16(ip.l4+2)
-		}
+		t.Sport, t.Dport = u16(ip.l4), u16(ip.l4+2)
 	}
 	return t, true
 }

@@ -51,10 +51,6 @@ func newDeviceState(cfg *EngineConfig, steer *hash.Steering, queue int) deviceSt
 	if cfg.CheckDeviceHash {
 		d.check = newDeviceCheck(queue, steer.Own() == hash.SourceToeplitz)
 		d.check.nic = newCheckNIC(cfg, d.check.equality)
-		d.check.fields = hash.DefaultNICFields
-		if cfg.DeviceFields != nil {
-			d.check.fields = *cfg.DeviceFields
-		}
 	}
 	d.queueCheck = newQueueCheck(queue, cfg.CheckDeviceQueue)
 	return d
@@ -66,7 +62,7 @@ type devicePub struct {
 	sources                             [hash.NumSources]atomic.Uint64
 	frames, withHash, checked, conflict atomic.Uint64
 	classes                             [numConflictClasses]atomic.Uint64
-	fieldsDiffer                        atomic.Uint64
+	fieldsDiffer, notHashedByDevice     atomic.Uint64
 	samplesMu                           sync.Mutex
 	samples                             []runstats.DeviceHashConflict // guarded by samplesMu
 	queue                               queuePub
@@ -94,14 +90,10 @@ func (r *receiver) hashMeta(frame []byte, m *kernel.XDPMetadata, keys *dissect.F
 	h, l4, src := r.steer.HashDevice(keys, m.Hash, m.HashType.IsL4(), m.HasHash())
 	if c := r.dev.check; c != nil {
 		own := h
-		if c.equality && deviceHashed(m) {
-			// A NIC hashes the frame's outermost headers, not the keys the
-			// kernel's dissector finds behind a tunnel, and its hash type
-			// says whether it took the ports.
-			own, _ = r.steer.HashFrameDeclared(frame, m.HashType.IsL4())
-			if nic, _ := r.steer.HashFrameNIC(frame, c.fields); nic != own {
-				c.fieldsDiffer++
-			}
+		if c.equality {
+			// A NIC hashes what its own parse finds (package nicrss), not
+			// the keys the kernel's dissector finds behind a tunnel.
+			own = c.nic.hash(frame)
 		} else if src != r.dev.own {
 			own, _ = r.steer.Hash(keys)
 		}
@@ -138,6 +130,7 @@ func (r *receiver) publishDevice() {
 	p.conflict.Store(c.conflicts)
 	c.publishClasses(p)
 	p.fieldsDiffer.Store(c.fieldsDiffer)
+	p.notHashedByDevice.Store(c.notHashedByDevice)
 	if c.newSamples {
 		p.samplesMu.Lock()
 		p.samples = append(p.samples[:0], c.samples...)
@@ -169,7 +162,7 @@ func (e *Engine) deviceStats(st *runstats.RunStats) {
 		samples := p.samples
 		p.samplesMu.Unlock()
 		check.Add(&runstats.DeviceHashCheck{
-			Frames: p.frames.Load(), WithHash: p.withHash.Load(), Checked: p.checked.Load(), Conflicts: p.conflict.Load(), FieldsDiffer: p.fieldsDiffer.Load(),
+			Frames: p.frames.Load(), WithHash: p.withHash.Load(), Checked: p.checked.Load(), Conflicts: p.conflict.Load(), FieldsDiffer: p.fieldsDiffer.Load(), NotHashedByDevice: p.notHashedByDevice.Load(),
 			Samples: samples, Classes: pubClasses(p),
 		})
 	}
@@ -191,10 +184,9 @@ const checkTableLen = 1 << 14
 type deviceCheck struct {
 	queue    int
 	equality bool
-	fields   hash.NICFields // the device's, for equality
 
 	frames, withHash, checked, conflicts uint64
-	fieldsDiffer                         uint64
+	fieldsDiffer, notHashedByDevice      uint64
 
 	byDevice, byOwn []checkEntry
 	samples         []runstats.DeviceHashConflict
@@ -227,14 +219,18 @@ func newDeviceCheck(queue int, equality bool) *deviceCheck {
 func (c *deviceCheck) frame(frame []byte, m *kernel.XDPMetadata, tag dissect.VLANTag, keys *dissect.FlowKeys, own uint32) {
 	c.frames++
 	if !deviceHashed(m) {
+		if c.equality && c.nic.hashed() {
+			c.notHashedByDevice++
+		}
 		return
 	}
 	c.withHash++
 	c.checked++
 	if c.equality {
-		if m.Hash != own {
-			// The NIC model's parse of the frame explains the conflict.
-			c.nic.hash(frame, own)
+		if !c.nic.declares(m.HashType) {
+			c.fieldsDiffer++
+		}
+		if m.Hash != own || !c.nic.hashed() {
 			c.conflict(frame, m, tag, keys, own, nil)
 		}
 		return

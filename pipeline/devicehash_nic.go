@@ -9,8 +9,8 @@ import (
 )
 
 // checkNIC is the device-hash check's model of a Toeplitz NIC: its own parse
-// of the frame (package nicrss), and, to explain a conflict, the Toeplitz
-// hash of the kernel dissector's keys.
+// of the frame (package nicrss), whose hash the device's must equal, and, to
+// explain a conflict, the Toeplitz hash of the kernel dissector's keys.
 type checkNIC struct {
 	h        *nicrss.Hasher
 	toeplitz *hash.Toeplitz
@@ -37,14 +37,25 @@ func newCheckNIC(cfg *EngineConfig, equality bool) *checkNIC {
 	return &checkNIC{h: h, toeplitz: t, sym: cfg.Steering.Symmetry}
 }
 
-// hash is the NIC's hash of frame: 0 when it would give none. Without a
-// model (the partition check) it is own.
-func (n *checkNIC) hash(frame []byte, own uint32) uint32 {
-	if n == nil {
-		return own
-	}
+// hash is the NIC's hash of frame, 0 when it gives none; it keeps the
+// frame's tuple for hashed, declares and the conflict's class.
+func (n *checkNIC) hash(frame []byte) uint32 {
 	h, _ := n.h.Hash(&n.t, frame)
 	return h
+}
+
+// hashed tells whether the NIC hashes the last frame.
+func (n *checkNIC) hashed() bool { return n.t.Report != nicrss.ReportNone }
+
+// declares tells whether a device's hash type t says it hashed what the NIC
+// hashes for the last frame: the same family, ports or not. (A hash type
+// that names neither family, as veth's, declares nothing to compare.)
+func (n *checkNIC) declares(t kernel.RSSHashType) bool {
+	if t&(kernel.RSSL3IPv4|kernel.RSSL3IPv6) == 0 {
+		return true
+	}
+	r := n.t.Report
+	return r != nicrss.ReportNone && r.IsIPv6() == (t&kernel.RSSL3IPv6 != 0) && r.HasPorts() == t.IsL4()
 }
 
 // conflictClass is what a conflict's frame tells of its cause.

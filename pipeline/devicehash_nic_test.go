@@ -2,26 +2,30 @@ package pipeline
 
 import (
 	"testing"
+	"time"
 
 	"github.com/xdphash/xdphash/dissect"
 	"github.com/xdphash/xdphash/hash"
 	"github.com/xdphash/xdphash/internal/kernel"
 	"github.com/xdphash/xdphash/nicrss"
+	"github.com/xdphash/xdphash/pipeline/source"
 )
 
 // TestDeviceCheckToeplitzNICParse: with --hash toeplitz the check compares
-// the device's hash with the NIC's view of the frame for the type the device
-// declares, exactly, allocating nothing. A device that hashes the addresses
-// only (rx-flow-hash sd) and says so is no conflict, but differs from the
-// fields the check was given (fields_differ); one that declares the ports
-// it did not take conflicts on its TCP and UDP frames, and the summary says
-// why.
+// the device's hash with the NIC model's hash of the frame (package nicrss,
+// CheckNIC), exactly, allocating nothing. A device that hashes the addresses
+// only (rx-flow-hash sd) conflicts with the default model on its TCP and UDP
+// frames, and the summary says why; with the model given its fields it
+// does not. One that declares ports it did not take has the model's hash
+// but not its type (fields_differ), and one that leaves frames unhashed
+// which the model hashes is counted (not_hashed_by_device).
 func TestDeviceCheckToeplitzNICParse(t *testing.T) {
 	exact, err := nicrss.NewHasher(nil, hash.SymmetricNone, nicrss.ParseConfig{Types: nicrss.TypesDefault})
 	if err != nil {
 		t.Fatal(err)
 	}
 	sd, _ := nicrss.NewHasher(nil, hash.SymmetricNone, nicrss.ParseConfig{Types: nicrss.TypeIPv4 | nicrss.TypeIPv6})
+	tcpOnly, _ := nicrss.NewHasher(nil, hash.SymmetricNone, nicrss.ParseConfig{Types: nicrss.TypeTCPv4 | nicrss.TypeTCPv6})
 	var tu, full nicrss.Tuple
 	// declared is the type a device declares for the tuple it hashed: ports
 	// when it took them, or, claiming ports, wherever the default fields
@@ -45,21 +49,30 @@ func TestDeviceCheckToeplitzNICParse(t *testing.T) {
 		}
 	}
 	for _, c := range []struct {
-		name         string
-		device       *nicrss.Hasher
-		claimPorts   bool
-		conflicts    bool
-		fieldsDiffer bool
+		name                    string
+		device, model           *nicrss.Hasher
+		claimPorts              bool
+		conflicts, fieldsDiffer bool
+		notHashed               bool
 	}{
-		{"device hashes as the model", exact, false, false, false},
-		{"device hashes addresses only and says so", sd, false, false, true},
-		{"device hashes addresses only and declares ports", sd, true, true, false},
+		{"device hashes as the model", exact, nil, false, false, false, false},
+		{"device hashes addresses only, the model ports", sd, nil, false, true, true, false},
+		{"device and model hash addresses only", sd, sd, false, false, false, false},
+		{"device hashes addresses only and declares ports", sd, sd, true, false, true, false},
+		{"device hashes TCP only", tcpOnly, nil, false, false, false, true},
 	} {
 		src := &metaSource{
 			devHash: func(f []byte, _ dissect.VLANTag) uint32 { h, _ := c.device.Hash(&tu, f); return h },
 			devType: declared(c.claimPorts), // devHash has just parsed f into tu
 		}
-		e := metaEngine(t, src, hash.KindToeplitz, true)
+		src.Source = syntheticSource(t, "default", source.SyntheticConfig{})
+		e, err := NewEngine(EngineConfig{
+			Source: src, Steering: hash.SteerConfig{Workers: 2, Key: testKey, Hash: hash.KindToeplitz},
+			Flags: dissect.DefaultFlags, Gates: dissect.AllGates, Window: time.Hour, CheckDeviceHash: true, CheckNIC: c.model,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
 		drive(e)
 		if !c.conflicts {
 			if a := testing.AllocsPerRun(50, func() { drive(e) }); a != 0 {
@@ -70,7 +83,7 @@ func TestDeviceCheckToeplitzNICParse(t *testing.T) {
 		}
 		st := e.Stats()
 		dh := st.DeviceHash
-		if dh.Method != "equality" || dh.Checked == 0 || (dh.Conflicts > 0) != c.conflicts || (dh.FieldsDiffer > 0) != c.fieldsDiffer {
+		if dh.Method != "equality" || dh.Checked == 0 || (dh.Conflicts > 0) != c.conflicts || (dh.FieldsDiffer > 0) != c.fieldsDiffer || (dh.NotHashedByDevice > 0) != c.notHashed {
 			t.Fatalf("%s: check %+v", c.name, *dh)
 		}
 		if !c.conflicts {

@@ -139,14 +139,11 @@ type EngineConfig struct {
 	// (RunStats.DeviceHash): a Toeplitz hash with CheckNIC's hash of the
 	// frame (the NIC's own parse), the kernel's SipHash by partition.
 	CheckDeviceHash bool
-	// CheckNIC is the NIC model that explains a Toeplitz device hash's conflicts; nil
+	// CheckNIC is the NIC model a Toeplitz device hash must equal, frame by
+	// frame: the device's key, hash fields, header level and quirks. Nil
 	// takes Steering's RSS key and symmetry, the default hash types and the
 	// outer headers.
 	CheckNIC *nicrss.Hasher
-	// DeviceFields are the fields the device hashes (CheckDeviceHash with a
-	// Toeplitz steering compares the device's hash with the NIC's view of
-	// the frame, hash.Toeplitz.FromFrame); nil takes hash.DefaultNICFields.
-	DeviceFields *hash.NICFields
 	// CheckDeviceQueue, when set, is the device's RSS indirection table:
 	// every frame with a device hash h must have come in on
 	// CheckDeviceQueue[h % len] (RunStats.DeviceQueue).

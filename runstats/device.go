@@ -33,11 +33,13 @@ type DeviceHashCheck struct {
 	Checked   uint64 `json:"checked"`   // of them, frames compared
 	Conflicts uint64 `json:"conflicts"` // frames whose hashes disagree
 	// FieldsDiffer (equality) counts the checked frames whose device hash
-	// type declares other fields than the device's rx-flow-hash fields give
-	// for the frame as a NIC sees it (hash.Toeplitz.FromFrame): the hash is
-	// checked on the fields the device declared, and these frames are where
-	// the device's parser and the NIC model part (malformed headers).
+	// type declares other fields (family, ports or not) than the NIC model
+	// (package nicrss, with the device's rx-flow-hash fields) hashes for
+	// the frame: where the device's parser and the model part.
 	FieldsDiffer uint64 `json:"fields_differ,omitempty"`
+	// NotHashedByDevice (equality) counts the frames the device gave no
+	// hash that the NIC model hashes.
+	NotHashedByDevice uint64 `json:"not_hashed_by_device,omitempty"`
 	// Samples are the first conflicting frames (at most
 	// MaxDeviceHashSamples per receive queue).
 	Samples []DeviceHashConflict `json:"samples"`
@@ -63,6 +65,7 @@ func (c *DeviceHashCheck) Add(o *DeviceHashCheck) {
 	c.Checked += o.Checked
 	c.Conflicts += o.Conflicts
 	c.FieldsDiffer += o.FieldsDiffer
+	c.NotHashedByDevice += o.NotHashedByDevice
 	for _, s := range o.Samples {
 		if len(c.Samples) < MaxDeviceHashSamples {
 			c.Samples = append(c.Samples, s)

@@ -97,7 +97,7 @@ func filledRun(static *RunStats) *RunStats {
 			Method: "equality", Frames: 100, WithHash: 90, Checked: 80, Conflicts: 1,
 			Samples:      []DeviceHashConflict{{Queue: 1, Frame: "0aff", DeviceHashFrame: sample, Other: &sample}},
 			Classes:      []DeviceHashClass{{Class: "addresses-only", Frames: 1, Explain: "the device hashed addresses only"}},
-			FieldsDiffer: 2,
+			FieldsDiffer: 2, NotHashedByDevice: 3,
 		},
 		DeviceQueue: &DeviceQueueCheck{
 			TableLen: 128, Frames: 100, Checked: 90, Mismatches: 1,

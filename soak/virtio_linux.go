@@ -51,6 +51,14 @@ func runVirtio(ctx context.Context, cfg Config) (_ *Result, err error) {
 		"--hash", "toeplitz", "--rss-key", "device", "--check-device-hash", "--check-device-queue",
 		"--workers", strconv.Itoa(cfg.Workers), "--consumer", cfg.Consumer, "--ring-size", strconv.Itoa(cfg.RingSize),
 		"--out", guestRunJSON}
+	// The NIC model of the device-hash check copies the lab's QEMU.
+	quirks, err := virtiolab.NICQuirks()
+	if err != nil {
+		return nil, err
+	}
+	if len(quirks) > 0 {
+		args = append(args, "--rss-quirks", strings.Join(quirks, ","))
+	}
 	lab, err := virtiolab.New(virtiolab.Config{
 		Kernel: k, Binary: cfg.GuestBinary, Queues: cfg.Queues, RXHash: true,
 		Steps: []guest.Step{{Args: args, Ready: "xdp program", ResetRSS: true, Files: []string{guestRunJSON},

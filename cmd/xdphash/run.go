@@ -316,7 +316,6 @@ func (o *runOptions) engineConfig(s *runSetup) pipeline.EngineConfig {
 		Consumer: o.consumer, ConsumerConfig: o.consumerCfg, ServiceRate: s.rate,
 		Virtual: o.virtualClock, Window: o.window, Batch: o.batch,
 		CheckDeviceHash: o.device.checkHash, WithholdVLANTag: o.device.withholdTag,
-		CheckNIC: o.checkNIC(s),
 	}
 	if o.steer == "reta" {
 		cfg.Steering.Steer = hash.SteerRETA
@@ -587,14 +586,10 @@ func runRun(cmd *cobra.Command, log *slog.Logger, o *runOptions) (err error) {
 			return err
 		}
 	}
-	var deviceFields *hash.NICFields
-	if o.device.checkHash && s.steer.Hash == hash.KindToeplitz {
-		deviceFields = readDeviceFields(log, o.iface)
-	}
 
 	ecfg.Source, ecfg.Plan, ecfg.Capture = src, &plan, rw.engineCapture()
 	ecfg.QueueSpread = o.queueSpread(len(src.Queues()))
-	ecfg.CheckDeviceQueue, ecfg.DeviceFields = queueTable, deviceFields
+	ecfg.CheckDeviceQueue, ecfg.CheckNIC = queueTable, o.checkNIC(s, log)
 	engine, err := pipeline.NewEngine(ecfg)
 	if err != nil {
 		return err

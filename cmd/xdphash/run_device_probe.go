@@ -7,6 +7,7 @@ import (
 
 	"github.com/xdphash/xdphash/hash"
 	"github.com/xdphash/xdphash/internal/kernel"
+	"github.com/xdphash/xdphash/nicrss"
 	"github.com/xdphash/xdphash/pipeline/source"
 )
 
@@ -23,23 +24,21 @@ func readDeviceQueueTable(iface string) ([]uint32, error) {
 	return c.Indirection, nil
 }
 
-// readDeviceFields is which ports iface hashes, per flow type, for
-// --check-device-hash by equality; a device that does not say gets
-// hash.DefaultNICFields, with a line in the log.
-func readDeviceFields(log *slog.Logger, iface string) *hash.NICFields {
-	f := hash.DefaultNICFields
-	for _, ft := range []struct {
-		flow  kernel.RSSFlowType
-		ports *bool
-	}{{kernel.TCPv4Flow, &f.TCP4Ports}, {kernel.UDPv4Flow, &f.UDP4Ports}, {kernel.TCPv6Flow, &f.TCP6Ports}, {kernel.UDPv6Flow, &f.UDP6Ports}} {
-		fields, err := kernel.ReadRSSHashFields(iface, ft.flow)
+// readDeviceFields is which fields iface hashes for TCP and UDP over IPv4
+// and IPv6 (rx-flow-hash), in nicrss.NIC.Fields' letters, for the NIC model
+// of --check-device-hash by equality; a device that does not say gets nil
+// (nicrss's defaults: addresses and ports), with a line in the log.
+func readDeviceFields(log *slog.Logger, iface string) map[string]string {
+	fields := map[string]string{}
+	for _, flow := range []kernel.RSSFlowType{kernel.TCPv4Flow, kernel.UDPv4Flow, kernel.TCPv6Flow, kernel.UDPv6Flow} {
+		f, err := kernel.ReadRSSHashFields(iface, flow)
 		if err != nil {
 			log.Info("the device does not say which fields it hashes: the device-hash check assumes addresses and ports for TCP and UDP", "iface", iface, "err", err)
-			return &hash.DefaultNICFields
+			return nil
 		}
-		*ft.ports = fields&(kernel.RXHL4B01|kernel.RXHL4B23) == kernel.RXHL4B01|kernel.RXHL4B23
+		fields[flow.String()] = nicrss.FieldLetters(uint64(f))
 	}
-	return &f
+	return fields
 }
 
 // explainDevice says, one line each, what the device lacks of what the run

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 
 	"github.com/spf13/pflag"
@@ -15,8 +16,9 @@ import (
 
 // nicOptions are run's flags about the NIC whose RSS is modelled (issue 23).
 type nicOptions struct {
-	file  string // --nic FILE
-	level string // --rss-level outer|inner
+	file   string   // --nic FILE
+	level  string   // --rss-level outer|inner
+	quirks []string // --rss-quirks
 
 	nic    *nicrss.NIC // read from file by check
 	hasher *nicrss.Hasher
@@ -25,6 +27,7 @@ type nicOptions struct {
 func (n *nicOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&n.file, "nic", "", "pcap, synthetic: a NIC's whole RSS configuration as JSON (xdphash rss show --iface IF --json writes it): predict how it spreads the frames, and spread them over its queues")
 	f.StringVar(&n.level, "rss-level", "", "the IP header a NIC hashes: outer (most NICs) or inner (IPIP/GRE inner, DPDK RSS level 2); default: the --nic file's, else outer")
+	f.StringSliceVar(&n.quirks, "rss-quirks", nil, "device behaviours the NIC model copies: qemu-7.2 (QEMU 7.2's virtio-net, docs/nic-rss.md); default: the --nic file's, else none")
 }
 
 // check reads and validates --nic and --rss-level, and sets the queues of a
@@ -34,11 +37,15 @@ func (n *nicOptions) check(o *runOptions, changed func(string) bool) error {
 	case n.level != "" && n.level != "outer" && n.level != "inner":
 		return fmt.Errorf("--rss-level %q: want outer or inner", n.level)
 	case n.file == "":
-		if n.level != "" && o.iface != "" && (o.hash != hash.KindToeplitz || !o.device.checkHash) {
-			return errors.New("--rss-level on --iface is for --check-device-hash with --hash toeplitz (the NIC model the device's hash is compared with)")
+		if _, err := (&nicrss.NIC{Quirks: n.quirks}).ParseConfig(); err != nil {
+			return fmt.Errorf("--rss-quirks: %w", err)
 		}
-		if n.level != "" && o.iface == "" && o.virtualQueues < 2 {
-			return errors.New("--rss-level without --nic is the NIC parse of the spread over --virtual-queues: give --virtual-queues 2 or more")
+		model := n.level != "" || len(n.quirks) > 0
+		if model && o.iface != "" && (o.hash != hash.KindToeplitz || !o.device.checkHash) {
+			return errors.New("--rss-level and --rss-quirks on --iface are for --check-device-hash with --hash toeplitz (the NIC model the device's hash is compared with)")
+		}
+		if model && o.iface == "" && o.virtualQueues < 2 {
+			return errors.New("--rss-level and --rss-quirks without --nic are the NIC parse of the spread over --virtual-queues: give --virtual-queues 2 or more")
 		}
 		return nil
 	case o.iface != "":
@@ -59,6 +66,9 @@ func (n *nicOptions) check(o *runOptions, changed func(string) bool) error {
 	if n.level != "" {
 		n.nic.Level = n.level
 	}
+	if n.quirks != nil {
+		n.nic.Quirks = n.quirks
+	}
 	if n.hasher, err = n.nic.Hasher(); err != nil {
 		return fmt.Errorf("--nic %s: %w", n.file, err)
 	}
@@ -71,14 +81,22 @@ func (n *nicOptions) check(o *runOptions, changed func(string) bool) error {
 }
 
 // checkNIC is the NIC model --check-device-hash compares a Toeplitz device
-// hash with at --rss-level; nil (the engine's default: outer headers)
-// without the flag.
-func (o *runOptions) checkNIC(s *runSetup) *nicrss.Hasher {
-	if o.nic.level != "inner" || o.iface == "" {
+// hash with, frame by frame: the run's key and input transform, the hash
+// fields the device reports, --rss-level and --rss-quirks; nil (no check by
+// equality) unless the run hashes with Toeplitz on --iface.
+func (o *runOptions) checkNIC(s *runSetup, log *slog.Logger) *nicrss.Hasher {
+	if o.iface == "" || !o.device.checkHash || s.steer.Hash != hash.KindToeplitz {
 		return nil
 	}
-	// The key was checked with the flags; a refused one leaves the default.
-	h, err := nicrss.NewHasher(s.steer.RSSKey, s.steer.Symmetry, nicrss.ParseConfig{Types: nicrss.TypesDefault, Level: nicrss.LevelInner})
+	n := &nicrss.NIC{Level: o.nic.level, Quirks: o.nic.quirks, Fields: readDeviceFields(log, o.iface)}
+	pc, err := n.ParseConfig()
+	if err != nil {
+		log.Warn("the device hashes fields the NIC model does not take: the device-hash check assumes addresses and ports for TCP and UDP", "err", err)
+		n.Fields = nil
+		pc, _ = n.ParseConfig() // the level and quirks were checked with the flags
+	}
+	// The key was checked with the flags; the engine's default model then.
+	h, err := nicrss.NewHasher(s.steer.RSSKey, s.steer.Symmetry, pc)
 	if err != nil {
 		return nil
 	}
@@ -92,7 +110,7 @@ func (o *runOptions) nicModel(s *runSetup) (*nicrss.Hasher, error) {
 	if o.nic.hasher != nil {
 		return o.nic.hasher, nil
 	}
-	if o.nic.level == "" {
+	if o.nic.level == "" && len(o.nic.quirks) == 0 {
 		return nil, nil
 	}
 	table := make([]uint32, hash.DefaultRETASize)
@@ -103,7 +121,7 @@ func (o *runOptions) nicModel(s *runSetup) (*nicrss.Hasher, error) {
 	if key == nil {
 		key = hash.DefaultRSSKey[:]
 	}
-	n := &nicrss.NIC{HashFunction: "toeplitz", Key: fmt.Sprintf("%x", key), Indirection: table, Queues: o.virtualQueues, Level: o.nic.level,
+	n := &nicrss.NIC{HashFunction: "toeplitz", Key: fmt.Sprintf("%x", key), Indirection: table, Queues: o.virtualQueues, Level: o.nic.level, Quirks: o.nic.quirks,
 		InputTransform: map[hash.Symmetry]string{hash.SymmetricNone: "none", hash.SymmetricXOR: "symmetric-xor"}[s.steer.Symmetry]}
 	h, err := n.Hasher()
 	if err != nil {

@@ -89,6 +89,9 @@ func TestRunNICUsageErrors(t *testing.T) {
 		{[]string{"--pcap", pcap, "--nic", good, "--rss-key", msKeyHex}, "leave out --rss-key"},
 		{[]string{"--pcap", pcap, "--rss-level", "2"}, "want outer or inner"},
 		{[]string{"--pcap", pcap, "--rss-level", "inner"}, "--virtual-queues 2 or more"},
+		{[]string{"--pcap", pcap, "--rss-quirks", "qemu-9", "--virtual-queues", "2"}, `quirk "qemu-9": want qemu-7.2`},
+		{[]string{"--pcap", pcap, "--rss-quirks", "qemu-7.2"}, "--virtual-queues 2 or more"},
+		{[]string{"--pcap", pcap, "--nic", good, "--rss-quirks", "x"}, `quirk "x"`},
 		{[]string{"--pcap", pcap, "--nic", filepath.Join(t.TempDir(), "none.json")}, "--nic"},
 	} {
 		_, stderr, code := runXdphash(t, nil, append([]string{"run"}, c.args...)...)

@@ -338,7 +338,11 @@ func TestHungGuestKilled(t *testing.T) {
 // bootAndSend boots TestDeviceHashAndQueue's guest and sends it sent frames
 // of the datacenter profile at 10 kpps.
 func bootAndSend(t *testing.T, k virtiolab.Kernel, bin string, sent uint64) (*virtiolab.Lab, pktgen.Report, error) {
-	l := newLab(t, virtiolab.Config{
+	quirks, err := virtiolab.NICQuirks()
+	if err != nil {
+		return nil, pktgen.Report{}, err
+	}
+	cfg := virtiolab.Config{
 		Kernel: k, Binary: bin, RXHash: true, Queues: 4,
 		Steps: []guest.Step{{
 			Args: []string{guest.InitPath, "run", "--iface", "eth0", "--queues", "all", "--xdp-mode", "native",
@@ -346,7 +350,11 @@ func bootAndSend(t *testing.T, k virtiolab.Kernel, bin string, sent uint64) (*vi
 				"--workers", "2", "--out", "/tmp/run.json"},
 			Ready: "xdp program", ResetRSS: true, Files: []string{"/tmp/run.json"}, Timeout: 4 * time.Minute,
 		}},
-	})
+	}
+	if len(quirks) > 0 {
+		cfg.Steps[0].Args = append(cfg.Steps[0].Args, "--rss-quirks", strings.Join(quirks, ","))
+	}
+	l := newLab(t, cfg)
 	if err := l.WaitReady(); err != nil {
 		return l, pktgen.Report{}, err
 	}
