@@ -92,3 +92,19 @@ func SetRXHash(name string, on bool) error {
 	}
 	return nil
 }
+
+// WriteRSSHashFields sets which header fields interface name feeds its RSS
+// hash for flows of type flow (ETHTOOL_SRXFH, as `ethtool -N name
+// rx-flow-hash udp4 sd` does). A driver that refuses the set gives its
+// error (EINVAL: a set it does not offer for that flow type).
+func WriteRSSHashFields(name string, flow RSSFlowType, fields RXHashFields) error {
+	var b [ethtoolRXNFCHeaderLen]byte
+	ne := binary.NativeEndian
+	ne.PutUint32(b[0:], unix.ETHTOOL_SRXFH)
+	ne.PutUint32(b[4:], uint32(flow))
+	ne.PutUint64(b[8:], uint64(fields))
+	if err := ethtool(name, unsafe.Pointer(&b[0])); err != nil {
+		return rssError(name, "write RSS hash fields for "+flow.String(), err)
+	}
+	return nil
+}

@@ -33,3 +33,8 @@ func SetRXHash(name string, on bool) error {
 func DriverStats(name string) (map[string]uint64, error) {
 	return nil, fmt.Errorf("read driver statistics of %s: %w: needs Linux", name, ErrNotSupported)
 }
+
+// WriteRSSHashFields fails: it writes Linux's ethtool interface.
+func WriteRSSHashFields(name string, flow RSSFlowType, fields RXHashFields) error {
+	return fmt.Errorf("write RSS hash fields of %s: %w: needs Linux", name, ErrNotSupported)
+}

@@ -52,6 +52,8 @@ type Config struct {
 	CPUs, MemoryMB int
 	// RXHash turns the device's receive hash on in the guest.
 	RXHash bool
+	// RSS, when set, is the RSS configuration the guest gives the device.
+	RSS *guest.RSS
 	// Steps are what the guest runs (guest.Step).
 	Steps []guest.Step
 	// Timeout bounds the guest's whole life, boot to power-off (default 6
@@ -119,7 +121,7 @@ func New(cfg Config) (_ *Lab, err error) {
 			l.Close()
 		}
 	}()
-	gcfg := guest.Config{Iface: "eth0", Queues: cfg.Queues, RXHash: cfg.RXHash, Steps: cfg.Steps}
+	gcfg := guest.Config{Iface: "eth0", Queues: cfg.Queues, RXHash: cfg.RXHash, RSS: cfg.RSS, Steps: cfg.Steps}
 	initrd := filepath.Join(l.Dir, "initrd.cpio")
 	if err := writeInitramfs(initrd, cfg.Binary, cfg.Kernel, gcfg); err != nil {
 		return nil, fmt.Errorf("virtio lab: %w", err)

@@ -41,8 +41,27 @@ type Config struct {
 	Queues int
 	// RXHash turns the device's receive hash on (ethtool -K IF rxhash on).
 	RXHash bool
+	// RSS, when set, is given to the device before the steps.
+	RSS *RSS `json:",omitempty"`
 	// Steps run in order.
 	Steps []Step
+}
+
+// RSS is an RSS configuration the guest sets on its device: the key and
+// table (ETHTOOL_SRSSH; nil leaves either as it is), then the hash fields of
+// some flow types (ETHTOOL_SRXFH), each set on its own: what the device
+// answered goes into Iface.FieldsSet, and a refusal is no error of the lab.
+type RSS struct {
+	Key    []byte       `json:"key,omitempty"`
+	Table  []uint32     `json:"table,omitempty"`
+	Fields []FlowFields `json:"fields,omitempty"`
+}
+
+// FlowFields are the RXH_* bits (kernel.RXHashFields) of an ethtool flow
+// type (kernel.RSSFlowType).
+type FlowFields struct {
+	Flow   uint32 `json:"flow"`
+	Fields uint64 `json:"fields"`
 }
 
 // Step is one command the guest runs.
@@ -78,14 +97,19 @@ type Report struct {
 
 // Iface is what the guest found of its interface.
 type Iface struct {
-	Name        string            `json:"name"`
-	MaxCombined int               `json:"max_combined"`
-	Combined    int               `json:"combined"`
-	RXHash      bool              `json:"rxhash"`
-	RSSKey      string            `json:"rss_key,omitempty"`   // hex
-	RSSTable    []uint32          `json:"rss_table,omitempty"` // after the last ResetRSS
-	Before      map[string]uint64 `json:"before"`              // /sys/class/net/IF/statistics before the steps
-	After       map[string]uint64 `json:"after"`               // and after
+	Name        string   `json:"name"`
+	MaxCombined int      `json:"max_combined"`
+	Combined    int      `json:"combined"`
+	RXHash      bool     `json:"rxhash"`
+	RSSKey      string   `json:"rss_key,omitempty"`   // hex
+	RSSTable    []uint32 `json:"rss_table,omitempty"` // after the last ResetRSS
+	// FieldsSet is what the device answered to each of RSS.Fields, in
+	// order: "" for taken, else the error; HashFields the RXH_* bits of
+	// tcp4, udp4, tcp6 and udp6 read back after setup (ETHTOOL_GRXFH).
+	FieldsSet  []string          `json:"fields_set,omitempty"`
+	HashFields map[string]uint64 `json:"hash_fields,omitempty"`
+	Before     map[string]uint64 `json:"before"` // /sys/class/net/IF/statistics before the steps
+	After      map[string]uint64 `json:"after"`  // and after
 	// DriverBefore and DriverAfter are the driver's own counters (ethtool
 	// -S) before and after the steps.
 	DriverBefore map[string]uint64 `json:"driver_before,omitempty"`

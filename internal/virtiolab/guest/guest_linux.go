@@ -163,8 +163,37 @@ func setupIface(cfg *Config, info *Iface) error {
 	if info.RXHash, err = kernel.RXHash(cfg.Iface); err != nil {
 		return err
 	}
+	if err := setRSS(cfg, info); err != nil {
+		return err
+	}
 	if err := netlink.LinkSetUp(link); err != nil {
 		return fmt.Errorf("set %s up: %w", cfg.Iface, err)
+	}
+	return nil
+}
+
+// setRSS gives the device cfg.RSS, and reads back the hash fields of TCP
+// and UDP over IPv4 and IPv6.
+func setRSS(cfg *Config, info *Iface) error {
+	if r := cfg.RSS; r != nil {
+		if r.Key != nil || r.Table != nil {
+			if err := kernel.WriteRSS(cfg.Iface, r.Key, r.Table); err != nil {
+				return err
+			}
+		}
+		for _, f := range r.Fields {
+			answer := ""
+			if err := kernel.WriteRSSHashFields(cfg.Iface, kernel.RSSFlowType(f.Flow), kernel.RXHashFields(f.Fields)); err != nil {
+				answer = err.Error()
+			}
+			info.FieldsSet = append(info.FieldsSet, answer)
+		}
+	}
+	info.HashFields = map[string]uint64{}
+	for _, flow := range []kernel.RSSFlowType{kernel.TCPv4Flow, kernel.UDPv4Flow, kernel.TCPv6Flow, kernel.UDPv6Flow} {
+		if f, err := kernel.ReadRSSHashFields(cfg.Iface, flow); err == nil {
+			info.HashFields[flow.String()] = uint64(f)
+		}
 	}
 	return nil
 }
