@@ -11,7 +11,7 @@ import (
 )
 
 // TestReadRSSVeth: veth has no RSS, and says so with the not-supported
-// error; so does a request for its hash fields.
+// error; so does a request for its hash fields, read or written.
 func TestReadRSSVeth(t *testing.T) {
 	lab := newLab(t, 2)
 	_, err := ReadRSS(lab.Host)
@@ -21,6 +21,10 @@ func TestReadRSSVeth(t *testing.T) {
 	_, err = ReadRSSHashFields(lab.Host, TCPv4Flow)
 	if !errors.Is(err, ErrNotSupported) || !strings.Contains(err.Error(), "tcp4") {
 		t.Errorf("ReadRSSHashFields(veth) = %v, want ErrNotSupported naming tcp4", err)
+	}
+	err = WriteRSSHashFields(lab.Host, UDPv4Flow, RXHIPSrc|RXHIPDst)
+	if !errors.Is(err, ErrNotSupported) || !strings.Contains(err.Error(), "write RSS hash fields for udp4") {
+		t.Errorf("WriteRSSHashFields(veth) = %v, want ErrNotSupported naming udp4", err)
 	}
 }
 
