@@ -64,8 +64,8 @@ func check(st *runstats.RunStats) error {
 	}
 	for i, w := range st.Windows {
 		switch {
-		case len(w.QueuePackets) > nq || len(w.QueueBytes) > nq:
-			return fmt.Errorf("window %d counts %d queues, the run had %d", i, max(len(w.QueuePackets), len(w.QueueBytes)), nq)
+		case max(len(w.QueuePackets), len(w.QueueBytes), len(w.QueueKernelDrops)) > nq:
+			return fmt.Errorf("window %d counts %d queues, the run had %d", i, max(len(w.QueuePackets), len(w.QueueBytes), len(w.QueueKernelDrops)), nq)
 		case max(len(w.WorkerPackets), len(w.WorkerBytes), len(w.WorkerBacklog), len(w.WorkerDrops)) > workers:
 			return fmt.Errorf("window %d counts %d workers, the run had %d", i, max(len(w.WorkerPackets), len(w.WorkerBytes), len(w.WorkerBacklog), len(w.WorkerDrops)), workers)
 		case w.StartNs < 0:

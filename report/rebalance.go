@@ -185,7 +185,7 @@ func steeringCharts(m *Measures) ([]chart, error) {
 		return nil, nil
 	}
 	title := "Worker imbalance over time (max/mean of the packets served per window)"
-	p := newPlot(title, "time (s)", "max/mean")
+	p := newPlot("time (s)", "max/mean")
 	for i, r := range sm.Runs {
 		var xys plotter.XYs
 		for k, v := range r.Imbalance {
@@ -216,7 +216,7 @@ func steeringCharts(m *Measures) ([]chart, error) {
 	if len(last.IntervalMoves) == 0 {
 		return append(out, chart{Title: title, Note: "the table was not rebalanced"}), nil
 	}
-	p = newPlot(title, "interval", "buckets moved")
+	p = newPlot("interval", "buckets moved")
 	vals := make(plotter.Values, len(last.IntervalMoves))
 	for i, n := range last.IntervalMoves {
 		vals[i] = float64(n)

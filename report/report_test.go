@@ -261,7 +261,7 @@ func TestReportOfSimulatedRun(t *testing.T) {
 }
 
 // numCharts is the charts of a run with traffic and windows.
-const numCharts = 6
+const numCharts = 9
 
 func TestRead(t *testing.T) {
 	st := simulatedRun(t, 10, 1, 1, 50*time.Millisecond)
@@ -350,7 +350,7 @@ func TestWritePage(t *testing.T) {
 		"on Test CPU (2 CPUs), Linux 6.18.0-test, go1.26",
 		"Generator: profile datacenter",
 		`<td class="SKIP">SKIP</td><td class="l">memory</td>`,
-		"kernel, before the receive loops",
+		"Kernel drops per receive queue, before the receive loops",
 		"Every consumer was empty at every window&#39;s end",
 		"± bytes: how much the heavy-hitter sketch",
 		"the senders chose the queues",
