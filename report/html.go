@@ -126,7 +126,7 @@ h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 1.5em; }
 table { border-collapse: collapse; margin: 0.5em 0; }
 th, td { border: 1px solid #ccc; padding: 0.2em 0.6em; text-align: right; }
 th { background: #eef; }
-td.l { text-align: left; }
+td.l, th.l { text-align: left; }
 p.verdict { background: #f6f6e8; border-left: 4px solid #cc9; padding: 0.4em 0.8em; }
 td.PASS { background: #dfd; } td.FAIL { background: #fdd; } td.SKIP { background: #ffd; }
 p.status { font-size: 1.1em; padding: 0.4em 0.8em; border-left: 6px solid #888; }
@@ -148,13 +148,13 @@ figure { margin: 1em 0; } figcaption { font-weight: bold; }
 <p class="headline">{{.Headline}}</p>
 <div class="lossbar" title="{{.Headline}}">{{range $i, $s := .Stages}}{{if .Frames}}<div class="stage{{$i}}" style="width: {{printf "%.3f" (mul100 .Share)}}%" title="{{.Stage}}: {{lpct .Share}} of the frames lost ({{grouped .Frames}})"></div>{{end}}{{end}}</div>
 <p class="note">The bar is every frame {{if eq .OfferedBy "sent"}}sent{{else}}the receive queues saw{{end}}: green arrived{{range $i, $s := .Stages}}{{if .Frames}}, {{colour $i}} lost in the {{.Stage}} stage{{end}}{{end}}.</p>
-{{if .Queues}}<table><tr><th>queue</th><th>frames offered</th><th>lost in the kernel</th><th>share</th><th>reasons</th></tr>
+{{if .Queues}}<table><tr><th>queue</th><th>frames offered</th><th>lost in the kernel</th><th>share</th><th class="l">reasons</th></tr>
 {{range .Queues}}<tr><td>{{.Queue}}</td><td>{{grouped .Offered}}</td><td>{{grouped .Lost}}</td><td>{{lpct .Share}}</td><td class="l">{{range $i, $r := .Reasons}}{{if $i}}, {{end}}{{$r.Reason}} {{lpct $r.Share}}{{end}}</td></tr>
 {{end}}</table>{{end}}
-{{if .Workers}}<table><tr><th>worker</th><th>frames steered to it</th><th>lost</th><th>share</th><th>reasons</th></tr>
+{{if .Workers}}<table><tr><th>worker</th><th>frames steered to it</th><th>lost</th><th>share</th><th class="l">reasons</th></tr>
 {{range .Workers}}<tr><td>{{.Worker}}</td><td>{{grouped .Offered}}</td><td>{{grouped .Lost}}</td><td>{{lpct .Share}}</td><td class="l">{{range $i, $r := .Reasons}}{{if $i}}, {{end}}{{$r.Reason}} {{lpct $r.Share}}{{end}}</td></tr>
 {{end}}</table>{{end}}
-{{with .ReasonRows}}<table><tr><th>stage/reason</th><th>frames</th><th>share of all</th><th>what it means</th></tr>
+{{with .ReasonRows}}<table><tr><th>stage/reason</th><th>frames</th><th>share of all</th><th class="l">what it means</th></tr>
 {{range .}}<tr><td class="l">{{.Reason}}</td><td>{{grouped .Frames}}</td><td>{{lpct .Share}}</td><td class="l">{{.Meaning}}</td></tr>
 {{end}}</table>{{end}}</section>{{end}}
 {{with .M.Run}}<p>Started {{.Started.Format "2006-01-02 15:04:05 MST"}}, ran {{dur .DurationNs}}{{with .Host}}{{if .Kernel}} on {{.CPUModel}} ({{.CPUs}} CPUs), Linux {{.Kernel}}, {{.Go}}{{end}}{{end}}.</p>
