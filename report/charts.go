@@ -445,12 +445,28 @@ func timelineChart(m *Measures, title, y, unit string, lines []line, total int) 
 		}
 	}
 	p.Y.Min = 0
+	p.Y.Tick.Marker = groupedTicks{}
 	if p.Y.Max > 0 {
 		p.Y.Max *= 1.3 // room for the legend
 	}
 	var err error
 	ch.SVG, err = svg(p, hv)
 	return ch, err
+}
+
+// groupedTicks are gonum's default ticks with whole numbers written in
+// groups of three digits ("800,000"), as the report writes counts.
+type groupedTicks struct{}
+
+// Ticks returns the ticks of an axis from lo to hi (plot.Ticker).
+func (groupedTicks) Ticks(lo, hi float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i, t := range ts {
+		if t.Label != "" && t.Value >= 0 && t.Value == math.Trunc(t.Value) && t.Value < math.MaxInt64 {
+			ts[i].Label = grouped(uint64(t.Value))
+		}
+	}
+	return ts
 }
 
 // windowSeconds is the length of window k in seconds: the run's window,

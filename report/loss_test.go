@@ -221,6 +221,12 @@ func TestChartsHeadingsHoverLabels(t *testing.T) {
 	if !strings.Contains(page, want) {
 		t.Errorf("the throughput chart lacks %q", want)
 	}
+	// The axes write counts as the text does: "10,000,000".
+	_, kernel, _ := strings.Cut(page, `id="drops-kernel"`)
+	kernel, _, _ = strings.Cut(kernel, "</figure>")
+	if !strings.Contains(kernel, ",000,000</text>") {
+		t.Error("the kernel's drops axis does not group its digits")
+	}
 	// The workers' drops panel has a scale of its own: its legend and
 	// values are not the kernel's.
 	_, workers, _ := strings.Cut(page, `id="drops-workers"`)
