@@ -57,13 +57,16 @@ type LossReason struct {
 	Meaning string  `json:"meaning"`
 }
 
-// QueueLoss is the kernel's losses on one receive queue, before its receive
-// loop: Offered is what its loop took plus those losses.
+// QueueLoss is the losses of the frames of one receive queue: the kernel's
+// before its receive loop, and the worker rings' its loop counted (where
+// the run says, runstats.QueueReport.Drops). Offered is what its loop took
+// plus the kernel's losses.
 type QueueLoss struct {
 	Queue   int          `json:"queue"`
 	Offered uint64       `json:"offered"`
 	Lost    uint64       `json:"lost"`
 	Share   float64      `json:"share"`
+	Stages  []LossStage  `json:"stages"` // kernel, and worker rings where known
 	Reasons []LossReason `json:"reasons"`
 }
 
@@ -169,8 +172,23 @@ func computeLoss(st *runstats.RunStats, up *Upstream) Loss {
 		kd := map[string]uint64{"kernel/rx_dropped": s.RxDropped, "kernel/rx_invalid_descs": s.RxInvalidDescs,
 			"kernel/rx_ring_full": s.RxRingFull, "kernel/unreceived": s.Unreceived}
 		offered := s.Frames + s.KernelDrops()
+		ql := QueueLoss{Queue: q.Queue, Offered: offered}
 		rs, n := reasons(kd, offered)
-		l.Queues = append(l.Queues, QueueLoss{Queue: q.Queue, Offered: offered, Lost: n, Share: share(n, offered), Reasons: rs})
+		ql.Stages = append(ql.Stages, LossStage{Stage: "kernel", Frames: n, Share: share(n, offered), Reasons: rs})
+		if q.Drops != nil {
+			rd := map[string]uint64{}
+			for r, n := range q.Drops {
+				rd[string(r)] += n
+			}
+			rs, n := reasons(rd, offered)
+			ql.Stages = append(ql.Stages, LossStage{Stage: "worker rings", Frames: n, Share: share(n, offered), Reasons: rs})
+		}
+		for _, st := range ql.Stages {
+			ql.Lost += st.Frames
+			ql.Reasons = append(ql.Reasons, st.Reasons...)
+		}
+		ql.Share = share(ql.Lost, offered)
+		l.Queues = append(l.Queues, ql)
 	}
 	for _, w := range st.Workers {
 		d := map[string]uint64{}
@@ -234,17 +252,7 @@ func (l *Loss) Headline() string {
 		what = "the frames the receive queues saw (received + the kernel's drops)"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s of %s lost (%s of %s)", pctText(l.Share), what, grouped(l.Lost), grouped(l.Offered))
-	for i, s := range l.Stages {
-		sep := ", "
-		if i == 0 {
-			sep = ": "
-		}
-		fmt.Fprintf(&b, "%s%s %s", sep, s.Stage, pctText(s.Share))
-		if len(s.Reasons) > 0 {
-			fmt.Fprintf(&b, " (%s)", reasonList(s.Reasons, s.Stage))
-		}
-	}
+	fmt.Fprintf(&b, "%s of %s lost (%s of %s)%s", pctText(l.Share), what, grouped(l.Lost), grouped(l.Offered), stageList(l.Stages))
 	if l.Unserved > 0 {
 		fmt.Fprintf(&b, "; %s unserved (%s frames held in a consumer at the end)", pctText(share(l.Unserved, l.Offered)), grouped(l.Unserved))
 	}
@@ -254,13 +262,26 @@ func (l *Loss) Headline() string {
 	return b.String()
 }
 
-// Line is one receive queue's kernel losses in words.
+// Line is one receive queue's losses in words.
 func (q *QueueLoss) Line() string {
-	s := fmt.Sprintf("queue %d: %s of %s frames lost in the kernel", q.Queue, pctText(q.Share), grouped(q.Offered))
-	if len(q.Reasons) > 0 {
-		s += " (" + reasonList(q.Reasons, "kernel") + ")"
+	s := fmt.Sprintf("queue %d: %s of %s frames lost", q.Queue, pctText(q.Share), grouped(q.Offered))
+	return s + stageList(q.Stages)
+}
+
+// stageList is ": kernel 1.00% (rx_ring_full 1.00%), worker rings 0.00%".
+func stageList(stages []LossStage) string {
+	var b strings.Builder
+	for i, s := range stages {
+		sep := ", "
+		if i == 0 {
+			sep = ": "
+		}
+		fmt.Fprintf(&b, "%s%s %s", sep, s.Stage, pctText(s.Share))
+		if len(s.Reasons) > 0 {
+			fmt.Fprintf(&b, " (%s)", reasonList(s.Reasons, s.Stage))
+		}
 	}
-	return s
+	return b.String()
 }
 
 // Line is one worker's losses in words.

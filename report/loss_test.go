@@ -25,6 +25,8 @@ func lossRun() *runstats.RunStats {
 	st.Queues[0].Stats.RxRingFull = 600_000
 	st.Queues[0].Stats.RxDropped = 400_000
 	st.Queues[0].Stats.FillRingEmpty = 400_000
+	st.Queues[0].Drops = map[runstats.DropReason]uint64{runstats.DropRingFull: 5, runstats.DropFlowLimit: 0}
+	st.Queues[1].Drops = map[runstats.DropReason]uint64{runstats.DropRingFull: 0, runstats.DropFlowLimit: 7}
 	st.Account()
 	return st
 }
@@ -46,8 +48,8 @@ func TestLossLeadsEveryReport(t *testing.T) {
 		t.Errorf("the text report starts\n%s\nwant\nloss: %s", first, headline)
 	}
 	for _, want := range []string{
-		"  queue 0: 25.00% of 4,000,000 frames lost in the kernel (rx_ring_full 15.00%, rx_dropped 10.00%)\n",
-		"  queue 3: 0.00% of 2,000 frames lost in the kernel\n",
+		"  queue 0: 25.00% of 4,000,000 frames lost: kernel 25.00% (rx_ring_full 15.00%, rx_dropped 10.00%), worker rings <0.01% (ring/full <0.01%)\n",
+		"  queue 3: 0.35% of 2,000 frames lost: kernel 0.00%, worker rings 0.35% (worker/flow_limit 0.35%)\n",
 		"  worker 0: <0.01% of 2,000,000 frames steered to it lost (ring/full <0.01%, consumer/overlimit <0.01%)\n",
 	} {
 		if !strings.Contains(text.String(), want) {
@@ -75,12 +77,25 @@ func TestLossLeadsEveryReport(t *testing.T) {
 	}
 	for _, want := range []string{
 		"<td class=\"l\">veth/tx_dropped</td><td>98,000</td><td>2.39%</td><td class=\"l\">" + template.HTMLEscapeString(DropMeaning("veth/tx_dropped")),
-		"<td>0</td><td>4,000,000</td><td>1,000,000</td><td>25.00%</td>",
+		"<td>0</td><td>4,000,000</td><td>1,000,005</td><td>25.00%</td>",
 		`<div class="stage1" style="width: 24.390%"`,
 	} {
 		if !strings.Contains(html, want) {
 			t.Errorf("the page lacks %q", want)
 		}
+	}
+}
+
+// TestLossOfOldRun: a run.json without the queues' ring drops gives the
+// kernel's losses per queue, and says nothing of the rings per queue.
+func TestLossOfOldRun(t *testing.T) {
+	st := lossRun()
+	for i := range st.Queues {
+		st.Queues[i].Drops = nil
+	}
+	l := computeLoss(st, nil)
+	if got, want := l.Queues[0].Line(), "queue 0: 25.00% of 4,000,000 frames lost: kernel 25.00% (rx_ring_full 15.00%, rx_dropped 10.00%)"; got != want {
+		t.Errorf("queue line %q, want %q", got, want)
 	}
 }
 
