@@ -422,6 +422,7 @@ func timelineChart(m *Measures, title, y, unit string, lines []line, total int) 
 	hv := &hover{}
 	shown := min(len(lines), maxChartLines)
 	ch.Note = shownNote(shown, total)
+	drawn := 0
 	for i, ln := range lines[:shown] {
 		var xys plotter.XYs
 		for k := range thinned(len(m.Timeline)) {
@@ -443,6 +444,10 @@ func timelineChart(m *Measures, title, y, unit string, lines []line, total int) 
 		for k := range sparse(len(xys)) {
 			hv.add(xys[k].X, xys[k].Y, fmt.Sprintf("%s at %.2f s: %s %s", ln.label, xys[k].X, grouped(uint64(math.Round(xys[k].Y))), unit))
 		}
+		drawn++
+	}
+	if drawn == 0 {
+		return chart{Title: title, Note: "the run's windows do not count these (a run.json from before they did)"}, nil
 	}
 	p.Y.Min = 0
 	p.Y.Tick.Marker = groupedTicks{}

@@ -122,7 +122,7 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 <title>{{.P.Title}}</title>
 <style>
 body { font-family: sans-serif; margin: 2em; color: #222; background: #fff; }
-h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 1.5em; }
+h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 1.5em; } h3 { font-size: 1.05em; margin: 1.2em 0 0.3em; }
 table { border-collapse: collapse; margin: 0.5em 0; }
 th, td { border: 1px solid #ccc; padding: 0.2em 0.6em; text-align: right; }
 th { background: #eef; }

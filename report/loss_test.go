@@ -289,3 +289,22 @@ func TestTextPage(t *testing.T) {
 		}
 	}
 }
+
+// TestChartOfCountsTheRunLacks: a run.json whose windows do not count the
+// kernel's drops per queue gets a note under that chart's heading, not an
+// empty plot.
+func TestChartOfCountsTheRunLacks(t *testing.T) {
+	st := simulatedRun(t, 30, 2, 2, 300*time.Millisecond)
+	for k := range st.Windows {
+		st.Windows[k].QueueKernelDrops = nil
+	}
+	var b bytes.Buffer
+	if err := WriteHTML(&b, st); err != nil {
+		t.Fatal(err)
+	}
+	_, kernel, _ := strings.Cut(b.String(), `id="drops-kernel"`)
+	kernel, _, _ = strings.Cut(kernel, "</figure>")
+	if strings.Contains(kernel, "<svg") || !strings.Contains(kernel, "the run&#39;s windows do not count these") {
+		t.Errorf("the kernel's drops chart of a run without them: %.300s", kernel)
+	}
+}

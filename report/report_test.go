@@ -65,6 +65,7 @@ func simulatedRun(tb testing.TB, flows, workers, nqueues int, duration time.Dura
 			QueuePackets: make([]uint64, nqueues), QueueBytes: make([]uint64, nqueues),
 			WorkerPackets: make([]uint64, workers), WorkerBytes: make([]uint64, workers),
 			WorkerBacklog: make([]int, workers), WorkerDrops: make([]uint64, workers),
+			QueueKernelDrops: make([]uint64, nqueues),
 		}
 	}
 	consumerDrops := func(w int) uint64 {
