@@ -156,7 +156,7 @@ figure { margin: 1em 0; } figcaption { font-weight: bold; }
 {{end}}</table>{{end}}
 {{with .ReasonRows}}<table><tr><th>stage/reason</th><th>frames</th><th>share of all</th><th class="l">what it means</th></tr>
 {{range .}}<tr><td class="l">{{.Reason}}</td><td>{{grouped .Frames}}</td><td>{{lpct .Share}}</td><td class="l">{{.Meaning}}</td></tr>
-{{end}}</table>{{end}}</section>{{end}}
+{{end}}</table>{{end}}{{with .FillRingNote}}<p class="note">{{.}}</p>{{end}}</section>{{end}}
 {{with .M.Run}}<p>Started {{.Started.Format "2006-01-02 15:04:05 MST"}}, ran {{dur .DurationNs}}{{with .Host}}{{if .Kernel}} on {{.CPUModel}} ({{.CPUs}} CPUs), Linux {{.Kernel}}, {{.Go}}{{end}}{{end}}.</p>
 <p>Source <b>{{.Source}}</b>, hash <b>{{.Hash}}</b>, steering <b>{{.Steer}}</b>, consumer <b>{{.Consumer}}</b>{{if .ServiceRate}} served at <b>{{.ServiceRate}}</b>{{end}}.</p>{{end}}
 {{range .P.Facts}}<p>{{.}}</p>

@@ -25,6 +25,10 @@ type Loss struct {
 	// Unserved are the frames held in a consumer at the end: not lost,
 	// never served.
 	Unserved uint64 `json:"unserved"`
+	// FillRingEmpty is the times the kernel found an AF_XDP fill ring
+	// empty: not a count of frames (in copy mode each such frame is among
+	// rx_dropped).
+	FillRingEmpty uint64 `json:"fill_ring_empty"`
 	// Unaccounted is Offered less what was processed, unserved and lost: 0
 	// when every frame is counted somewhere (frames still in flight when a
 	// run stopped, or counters that do not balance, make it non-zero).
@@ -134,6 +138,7 @@ func computeLoss(st *runstats.RunStats, up *Upstream) Loss {
 	var seen uint64
 	for _, q := range st.Queues {
 		seen += q.Stats.Frames + q.Stats.KernelDrops()
+		l.FillRingEmpty += q.Stats.FillRingEmpty
 	}
 	l.Offered = seen
 	if up != nil {
@@ -320,15 +325,26 @@ func (e *errWriter) writeLoss(l *Loss) {
 		}
 	}
 	rows := l.ReasonRows()
-	if len(rows) == 0 {
-		return
+	if len(rows) > 0 {
+		tw := e.table()
+		cellf(tw, "stage/reason\tframes\tshare\t  meaning\n")
+		for _, r := range rows {
+			cellf(tw, "%s\t%s\t%s\t  %s\n", r.Reason, grouped(r.Frames), pctText(r.Share), r.Meaning)
+		}
+		e.flush(tw)
 	}
-	tw := e.table()
-	cellf(tw, "stage/reason\tframes\tshare\t  meaning\n")
-	for _, r := range rows {
-		cellf(tw, "%s\t%s\t%s\t  %s\n", r.Reason, grouped(r.Frames), pctText(r.Share), r.Meaning)
+	if l.FillRingEmpty > 0 {
+		e.printf("  %s\n", l.FillRingNote())
 	}
-	e.flush(tw)
+}
+
+// FillRingNote says how often the kernel found a fill ring empty, and what
+// that means; "" when it never did.
+func (l *Loss) FillRingNote() string {
+	if l.FillRingEmpty == 0 {
+		return ""
+	}
+	return fmt.Sprintf("kernel/fill_ring_empty: %s times, %s", grouped(l.FillRingEmpty), DropMeaning("kernel/fill_ring_empty"))
 }
 
 // WriteLoss writes the loss summary of st (Loss.Headline, then each queue

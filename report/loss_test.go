@@ -59,6 +59,7 @@ func TestLossLeadsEveryReport(t *testing.T) {
 	for _, want := range []string{
 		"kernel/rx_ring_full 600,000 14.99% " + DropMeaning("kernel/rx_ring_full"),
 		"unserved 3 <0.01% " + DropMeaning("unserved"),
+		"kernel/fill_ring_empty: 400,000 times, " + DropMeaning("kernel/fill_ring_empty"),
 	} {
 		if r := row(text.String(), want); r == nil {
 			t.Errorf("the text report has no row %q:\n%s", want, text.String())
