@@ -159,3 +159,19 @@ func TestResultStatus(t *testing.T) {
 		}
 	}
 }
+
+// TestVirtioUpstream: in the virtio lab the guest NIC's stage is its own
+// drops: eth0's rx_dropped less the frames XDP could not hand to AF_XDP,
+// which it counts too and the kernel's stage already has.
+func TestVirtioUpstream(t *testing.T) {
+	r := interruptedResult()
+	r.Lab = LabVirtio
+	r.Links.HostRxDropped = 264 + 200 // AF_XDP's rx_ring_full 200, and the driver's own 264
+	if got := r.Upstream().Drops; len(got) != 1 || got["guest/rx_dropped"] != 264 {
+		t.Errorf("virtio upstream drops %v, want guest/rx_dropped 264", got)
+	}
+	r.Lab = LabVeth
+	if got := r.Upstream().Drops; len(got) != 1 || got["veth/tx_dropped"] != 100 {
+		t.Errorf("veth upstream drops %v, want veth/tx_dropped 100", got)
+	}
+}

@@ -142,12 +142,20 @@ func (r *Result) StatusDetail() string {
 
 // Upstream is what the generator sent and the drops before the pipeline
 // saw the frames, by "stage/reason", for the report's loss summary: a
-// veth's refused frames; in the virtio lab, the guest NIC's drops (the
-// tap's refusals are sent again, not lost).
+// veth's refused frames; in the virtio lab, the guest NIC's own drops (the
+// tap's refusals are sent again, not lost). The guest's eth0 counts the
+// frames XDP could not redirect to AF_XDP in its rx_dropped too, as a veth
+// does: those are the kernel's stage, not the NIC's.
 func (r *Result) Upstream() *report.Upstream {
 	up := &report.Upstream{Sent: r.Generator.Frames, Drops: map[string]uint64{}}
 	if r.Lab == LabVirtio {
-		up.Drops["guest/rx_dropped"] = r.Links.HostRxDropped
+		var xsk uint64
+		if r.Stats != nil {
+			for _, q := range r.Stats.Queues {
+				xsk += q.Stats.RxDropped + q.Stats.RxInvalidDescs + q.Stats.RxRingFull
+			}
+		}
+		up.Drops["guest/rx_dropped"] = r.Links.HostRxDropped - min(xsk, r.Links.HostRxDropped)
 	} else {
 		up.Drops["veth/tx_dropped"] = r.Links.PeerTxDropped
 	}
