@@ -108,7 +108,7 @@ func TestReportScreenshot(t *testing.T) {
 		c := color.RGBAModel.Convert(plotutil.Color(q)).(color.RGBA)
 		n := count(chart, c)
 		t.Logf("queue %d's line: %d pixels", q, n)
-		if n < 800 {
+		if n < 600 { // a line across most of the 875-pixel plot
 			t.Errorf("queue %d's line (colour %v): %d pixels, want a line across the chart", q, c, n)
 		}
 	}
