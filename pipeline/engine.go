@@ -346,11 +346,17 @@ func (e *Engine) Stats() *runstats.RunStats {
 		// The conversion stops compiling when the two types drift apart.
 		qs := runstats.QueueStats(r.src.Stats())
 		qs.Frames, qs.Bytes = r.pub.frames.Load(), r.pub.bytes.Load()
-		qr := runstats.QueueReport{Queue: r.queue, Stats: qs, Steered: make([]uint64, nw)}
+		qr := runstats.QueueReport{Queue: r.queue, Stats: qs, Steered: make([]uint64, nw), Drops: map[runstats.DropReason]uint64{}}
+		for _, reason := range runstats.WorkerDropReasons {
+			qr.Drops[reason] = 0
+		}
 		for w := range nw {
 			qr.Steered[w] = r.pub.steered[w].Load()
-			st.Workers[w].Drops[runstats.DropRingFull] += r.pub.drops[w].full.Load()
-			st.Workers[w].Drops[runstats.DropFlowLimit] += r.pub.drops[w].limited.Load()
+			full, limited := r.pub.drops[w].full.Load(), r.pub.drops[w].limited.Load()
+			st.Workers[w].Drops[runstats.DropRingFull] += full
+			st.Workers[w].Drops[runstats.DropFlowLimit] += limited
+			qr.Drops[runstats.DropRingFull] += full
+			qr.Drops[runstats.DropFlowLimit] += limited
 		}
 		st.Queues = append(st.Queues, qr)
 		r.pub.shapesMu.Lock()

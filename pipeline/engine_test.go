@@ -273,8 +273,15 @@ func checkAccounting(tb testing.TB, st *runstats.RunStats, received uint64) {
 	var frames, steered, taken, ringDrops uint64
 	for _, q := range st.Queues {
 		frames += q.Stats.Frames
+		var own uint64
 		for _, n := range q.Steered {
 			steered += n
+			own += n
+		}
+		// Each loop's frames went to a worker or were dropped on the way,
+		// by that loop's count.
+		if lost := q.Drops[runstats.DropRingFull] + q.Drops[runstats.DropFlowLimit]; own+lost != q.Stats.Frames || q.Drops == nil {
+			tb.Errorf("queue %d took %d frames, steered %d and dropped %v", q.Queue, q.Stats.Frames, own, q.Drops)
 		}
 	}
 	for _, w := range st.Workers {

@@ -1,37 +1,18 @@
 package report
 
 import (
-	"context"
-	"image/png"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/xdphash/xdphash/internal/xdptest"
 )
 
-// chromium returns the path of the Chromium binary. It skips the test when
-// there is none, unless CI=true, where a missing browser is a failure
-// (xdptest.Unavailable): CI installs it (Debian package chromium).
-func chromium(tb testing.TB) string {
-	tb.Helper()
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	xdptest.Unavailable(tb, "chromium is not installed (hint: apt-get install -y chromium)")
-	return ""
-}
-
 // TestHTMLInBrowser opens the HTML report of a simulated run in headless
 // Chromium, offline, and checks its screenshot: not blank, and with the
 // charts' bars drawn.
 func TestHTMLInBrowser(t *testing.T) {
-	bin := chromium(t)
 	dir := t.TempDir()
 	page := filepath.Join(dir, "report.html")
 	f, err := os.Create(page)
@@ -44,30 +25,7 @@ func TestHTMLInBrowser(t *testing.T) {
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
-	shot := filepath.Join(dir, "shot.png")
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin,
-		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--user-data-dir="+filepath.Join(dir, "profile"),
-		"--screenshot="+shot, "--window-size=1200,2000", "file://"+page)
-	// Chromium starts helper processes: on a timeout, kill them all.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("chromium: %v\n%s", err, out)
-	}
-	r, err := os.Open(shot)
-	if err != nil {
-		t.Fatalf("no screenshot: %v", err)
-	}
-	defer r.Close()
-	img, err := png.Decode(r)
-	if err != nil {
-		t.Fatalf("decode screenshot: %v", err)
-	}
+	img := xdptest.Screenshot(t, page, "", 1200, 2000)
 	b := img.Bounds()
 	if b.Dx() != 1200 || b.Dy() != 2000 {
 		t.Errorf("screenshot is %v, want 1200×2000", b)

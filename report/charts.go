@@ -3,11 +3,13 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"html"
 	"html/template"
 	"image/color"
 	"math"
 	"slices"
 	"strconv"
+	"time"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -30,6 +32,7 @@ const (
 // there is none.
 type chart struct {
 	Title string
+	ID    string // the heading's anchor
 	SVG   template.HTML
 	Note  string
 }
@@ -41,10 +44,14 @@ var (
 	idealColor = color.RGBA{R: 0x44, G: 0x44, B: 0x44, A: 0xff}
 )
 
-// svg renders p as an inline SVG element: vgsvg writes a standalone file,
-// whose XML prolog an HTML page must not carry.
-func svg(p *plot.Plot) (template.HTML, error) {
+// svg renders p as an inline SVG element, with the hover titles of hs:
+// vgsvg writes a standalone file, whose XML prolog an HTML page must not
+// carry.
+func svg(p *plot.Plot, hs ...*hover) (template.HTML, error) {
 	c := vgsvg.New(chartW, chartH)
+	for _, h := range hs {
+		p.Add(h) // last: it draws nothing, it records where the points landed
+	}
 	p.Draw(draw.New(c))
 	var b bytes.Buffer
 	if _, err := c.WriteTo(&b); err != nil {
@@ -54,16 +61,110 @@ func svg(p *plot.Plot) (template.HTML, error) {
 	if i := bytes.Index(s, []byte("<svg")); i > 0 {
 		s = s[i:]
 	}
-	return template.HTML(s), nil // gonum's own output, not user data
+	end := bytes.LastIndex(s, []byte("</svg>"))
+	if end < 0 {
+		return "", fmt.Errorf("render chart %q: no </svg> in gonum's output", p.Title.Text)
+	}
+	var out bytes.Buffer
+	out.Write(s[:end])
+	for _, h := range hs {
+		h.writeSVG(&out)
+	}
+	out.Write(s[end:])
+	return template.HTML(out.String()), nil // gonum's own output and escaped titles, not user data
 }
 
-func newPlot(title, x, y string) *plot.Plot {
+// newPlot is a chart with axes x and y; its title is the page's heading
+// above it, not part of the drawing.
+func newPlot(x, y string) *plot.Plot {
 	p := plot.New()
-	p.Title.Text, p.X.Label.Text, p.Y.Label.Text = title, x, y
-	p.Title.TextStyle.Font.Size = vg.Points(13)
+	p.X.Label.Text, p.Y.Label.Text = x, y
 	p.Legend.Top = true
 	p.Add(plotter.NewGrid())
 	return p
+}
+
+// hover gives a chart's points, or bars, SVG <title> elements, which a
+// browser shows as a tooltip over them: gonum draws none. Added to a plot
+// last, it draws nothing: it records where its points landed, and svg
+// writes a transparent target with the title over each.
+type hover struct {
+	pts   []hoverPoint
+	marks []hoverMark
+}
+
+// hoverPoint is a data point and its title; a bar of width w (offset off
+// from x) spans from 0 to y, a point of w 0 is a dot.
+type hoverPoint struct {
+	x, y   float64
+	w, off vg.Length
+	text   string
+}
+
+// hoverMark is a target in SVG coordinates (points from the top left).
+type hoverMark struct {
+	x, y, w, h float64
+	dot        bool
+	text       string
+}
+
+// maxHoverPoints bounds the targets of one line: one every few pixels is
+// as many as a pointer can tell apart.
+const maxHoverPoints = 120
+
+func (h *hover) add(x, y float64, text string) {
+	h.pts = append(h.pts, hoverPoint{x: x, y: y, text: text})
+}
+
+func (h *hover) addBar(x, y float64, w, off vg.Length, text string) {
+	h.pts = append(h.pts, hoverPoint{x: x, y: y, w: w, off: off, text: text})
+}
+
+// Plot records the targets' places in c (plot.Plotter).
+func (h *hover) Plot(c draw.Canvas, p *plot.Plot) {
+	tx, ty := p.Transforms(&c)
+	top := chartH.Points()
+	h.marks = h.marks[:0]
+	for _, pt := range h.pts {
+		x, y := tx(pt.x)+pt.off, ty(pt.y)
+		if pt.w == 0 {
+			h.marks = append(h.marks, hoverMark{x: x.Points(), y: top - y.Points(), dot: true, text: pt.text})
+			continue
+		}
+		y0 := max(ty(0), c.Min.Y)
+		h.marks = append(h.marks, hoverMark{x: (x - pt.w/2).Points(), y: top - y.Points(), w: pt.w.Points(), h: (y - y0).Points(), text: pt.text})
+	}
+}
+
+func (h *hover) writeSVG(b *bytes.Buffer) {
+	for _, m := range h.marks {
+		t := html.EscapeString(m.text)
+		if m.dot {
+			fmt.Fprintf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"#000\" fill-opacity=\"0\"><title>%s</title></circle>\n", m.x, m.y, t)
+			continue
+		}
+		fmt.Fprintf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#000\" fill-opacity=\"0\"><title>%s</title></rect>\n", m.x, m.y, m.w, max(m.h, 1), t)
+	}
+}
+
+// barLabels writes each bar's value above it, as the hover does.
+func barLabels(vals plotter.Values, off vg.Length, format func(float64) string) (*plotter.Labels, error) {
+	xys := make(plotter.XYs, len(vals))
+	labels := make([]string, len(vals))
+	for i, v := range vals {
+		xys[i] = plotter.XY{X: float64(i), Y: v}
+		labels[i] = format(v)
+	}
+	l, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: labels})
+	if err != nil {
+		return nil, err
+	}
+	for i := range l.TextStyle {
+		l.TextStyle[i].XAlign = draw.XCenter
+		l.TextStyle[i].Font.Size = vg.Points(9)
+	}
+	l.Offset = vg.Point{X: off, Y: vg.Points(3)}
+	return l, nil
 }
 
 // loadChart is the share of bytes per bin against the even share.
@@ -79,7 +180,7 @@ func loadChart(title, bin string, s *Spread) (chart, error) {
 		load, unit = s.Packets, "packets"
 	}
 	shares := fairness.Shares(load)
-	p := newPlot(title, bin, "share of "+unit+" (%)")
+	p := newPlot(bin, "share of "+unit+" (%)")
 	vals := make(plotter.Values, len(shares))
 	names := make([]string, len(shares))
 	for i, v := range shares {
@@ -93,14 +194,29 @@ func loadChart(title, bin string, s *Spread) (chart, error) {
 	bars.LineStyle.Width = 0
 	ideal := plotter.NewFunction(func(float64) float64 { return 100 / float64(len(shares)) })
 	ideal.Color, ideal.Width, ideal.Dashes = idealColor, vg.Points(1.5), []vg.Length{vg.Points(6), vg.Points(3)}
+	labels, err := barLabels(vals, 0, func(v float64) string { return fmt.Sprintf("%.1f%%", v) })
+	if err != nil {
+		return ch, fmt.Errorf("plot %s: %w", title, err)
+	}
+	hv := &hover{}
+	for i, v := range vals {
+		hv.addBar(float64(i), v, barWidth(len(vals)), 0, fmt.Sprintf("%s %d: %.2f%% of the %s (%s %s)", bin, i, v, unit, grouped(load[i]), unit))
+	}
 	p.Add(bars, ideal)
+	if len(vals) <= maxLabelledBars {
+		p.Add(labels)
+	}
 	p.Legend.Add(unit, bars)
 	p.Legend.Add(fmt.Sprintf("even share (%.1f%%)", 100/float64(len(shares))), ideal)
 	p.NominalX(names...)
 	fitBars(p, len(vals), slices.Max(vals))
-	ch.SVG, err = svg(p)
+	ch.SVG, err = svg(p, hv)
 	return ch, err
 }
+
+// maxLabelledBars is the most bars a chart labels with their values: more
+// and the labels overlap (the hover titles still give each).
+const maxLabelledBars = 32
 
 // fitBars shows n bars whole, from 0 to a third above the tallest, which
 // leaves the legend room above them.
@@ -143,7 +259,7 @@ func imbalanceChart(m *Measures) (chart, error) {
 		ch.Note = "no traffic"
 		return ch, nil
 	}
-	p := newPlot(title, "", "busiest bin above the mean (%)")
+	p := newPlot("", "busiest bin above the mean (%)")
 	w := vg.Points(40)
 	mb, err := plotter.NewBarChart(measured, w)
 	if err != nil {
@@ -155,7 +271,21 @@ func imbalanceChart(m *Measures) (chart, error) {
 	}
 	mb.Color, mb.Offset, mb.LineStyle.Width = barColor, -w/2, 0
 	eb.Color, eb.Offset, eb.LineStyle.Width = idealColor, w/2, 0
-	p.Add(mb, eb)
+	pct := func(v float64) string { return fmt.Sprintf("%.1f%%", v) }
+	ml, err := barLabels(measured, -w/2, pct)
+	if err != nil {
+		return ch, fmt.Errorf("plot %s: %w", title, err)
+	}
+	el, err := barLabels(expected, w/2, pct)
+	if err != nil {
+		return ch, fmt.Errorf("plot %s: %w", title, err)
+	}
+	hv := &hover{}
+	for i := range names {
+		hv.addBar(float64(i), measured[i], w, -w/2, fmt.Sprintf("%s: measured max/mean %.3f (busiest bin %.1f%% above the mean)", names[i], 1+measured[i]/100, measured[i]))
+		hv.addBar(float64(i), expected[i], w, w/2, fmt.Sprintf("%s: expected max/mean %.3f", names[i], 1+expected[i]/100))
+	}
+	p.Add(mb, eb, ml, el)
 	p.Legend.Add("measured", mb)
 	if m.Flows > 0 {
 		p.Legend.Add(fmt.Sprintf("expected from hashing %d equal flows", m.Flows), eb)
@@ -164,7 +294,7 @@ func imbalanceChart(m *Measures) (chart, error) {
 	}
 	p.NominalX(names...)
 	fitBars(p, len(names), max(slices.Max(measured), slices.Max(expected)))
-	ch.SVG, err = svg(p)
+	ch.SVG, err = svg(p, hv)
 	return ch, err
 }
 
@@ -173,7 +303,8 @@ func imbalanceChart(m *Measures) (chart, error) {
 func sharesChart(m *Measures) (chart, error) {
 	title := "Per-flow share distribution inside each worker's consumer"
 	ch := chart{Title: title}
-	p := newPlot(title, "flow slot rank (largest first)", "share of the worker's bytes (%)")
+	p := newPlot("flow slot rank (largest first)", "share of the worker's bytes (%)")
+	hv := &hover{}
 	p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
 	lines, top, with := 0, 0.0, 0
 	for i, c := range m.Consumers {
@@ -200,6 +331,9 @@ func sharesChart(m *Measures) (chart, error) {
 		l.Color, l.Width = plotutil.Color(i), vg.Points(1.5)
 		p.Add(l)
 		p.Legend.Add(fmt.Sprintf("worker %d (%d slots)", c.Worker, c.Served), l)
+		for k := range sparse(len(xys)) {
+			hv.add(xys[k].X, xys[k].Y, fmt.Sprintf("worker %d, slot rank %.0f: %.3g%% of its bytes", c.Worker, xys[k].X, xys[k].Y))
+		}
 		if c.FairShare > 0 && !math.IsInf(c.FairShare, 0) {
 			fair := plotter.NewFunction(func(float64) float64 { return 100 * c.FairShare })
 			fair.Color, fair.Dashes = plotutil.Color(i), []vg.Length{vg.Points(4), vg.Points(3)}
@@ -218,7 +352,7 @@ func sharesChart(m *Measures) (chart, error) {
 	p.Y.Max = top * 8 // room for the legend, a decade and more above the lines
 	ch.Note = shownNote(lines, with)
 	var err error
-	ch.SVG, err = svg(p)
+	ch.SVG, err = svg(p, hv)
 	return ch, err
 }
 
@@ -246,6 +380,19 @@ func thinned(n int) func(yield func(int) bool) {
 	}
 }
 
+// sparse yields at most maxHoverPoints of the indexes 0 to n-1, evenly
+// spaced, the last among them.
+func sparse(n int) func(yield func(int) bool) {
+	return func(yield func(int) bool) {
+		step := max(1, (n+maxHoverPoints-1)/maxHoverPoints)
+		for i := (n - 1) % step; i < n; i += step {
+			if !yield(i) {
+				return
+			}
+		}
+	}
+}
+
 // shownNote says that a chart shows only lines of its total, "" when it
 // shows them all.
 func shownNote(lines, total int) string {
@@ -255,35 +402,32 @@ func shownNote(lines, total int) string {
 	return fmt.Sprintf("the first %d of %d workers shown", lines, total)
 }
 
-// timelineChart plots one value per worker and window over time.
-func timelineChart(m *Measures, title, y string, value func(w *Window, worker int) (float64, bool), extra *series) (chart, error) {
+// line is one line of a timeline chart: its legend and its value in a
+// window (k is the window's index), false where it has none.
+type line struct {
+	label string
+	value func(k int, w *Window) (float64, bool)
+}
+
+// timelineChart plots lines over the run's windows, the first
+// maxChartLines of them, each point with a hover title of its value in
+// unit.
+func timelineChart(m *Measures, title, y, unit string, lines []line, total int) (chart, error) {
 	ch := chart{Title: title}
 	if len(m.Timeline) == 0 {
 		ch.Note = "the run has no windows"
 		return ch, nil
 	}
-	p := newPlot(title, "time (s)", y)
-	if extra != nil {
+	p := newPlot("time (s)", y)
+	hv := &hover{}
+	shown := min(len(lines), maxChartLines)
+	ch.Note = shownNote(shown, total)
+	drawn := 0
+	for i, ln := range lines[:shown] {
 		var xys plotter.XYs
 		for k := range thinned(len(m.Timeline)) {
 			w := &m.Timeline[k]
-			xys = append(xys, plotter.XY{X: float64(w.StartNs) / 1e9, Y: extra.value(w)})
-		}
-		l, err := plotter.NewLine(xys)
-		if err != nil {
-			return ch, fmt.Errorf("plot %s: %w", title, err)
-		}
-		l.Color, l.Width, l.Dashes = plotutil.Color(len(m.Consumers)), vg.Points(1.5), []vg.Length{vg.Points(4), vg.Points(2)}
-		p.Add(l)
-		p.Legend.Add(extra.label, l)
-	}
-	shown := min(len(m.Consumers), maxChartLines)
-	ch.Note = shownNote(shown, len(m.Consumers))
-	for wi := range shown {
-		var xys plotter.XYs
-		for k := range thinned(len(m.Timeline)) {
-			w := &m.Timeline[k]
-			if v, ok := value(w, wi); ok {
+			if v, ok := ln.value(k, w); ok {
 				xys = append(xys, plotter.XY{X: float64(w.StartNs) / 1e9, Y: v})
 			}
 		}
@@ -294,58 +438,148 @@ func timelineChart(m *Measures, title, y string, value func(w *Window, worker in
 		if err != nil {
 			return ch, fmt.Errorf("plot %s: %w", title, err)
 		}
-		l.Color, l.Width = plotutil.Color(wi), vg.Points(1.5)
+		l.Color, l.Width = plotutil.Color(i), vg.Points(1.5)
 		p.Add(l)
-		p.Legend.Add(fmt.Sprintf("worker %d", m.Consumers[wi].Worker), l)
+		p.Legend.Add(ln.label, l)
+		for k := range sparse(len(xys)) {
+			hv.add(xys[k].X, xys[k].Y, fmt.Sprintf("%s at %.2f s: %s %s", ln.label, xys[k].X, grouped(uint64(math.Round(xys[k].Y))), unit))
+		}
+		drawn++
+	}
+	if drawn == 0 {
+		return chart{Title: title, Note: "the run's windows do not count these (a run.json from before they did)"}, nil
 	}
 	p.Y.Min = 0
+	p.Y.Tick.Marker = groupedTicks{}
 	if p.Y.Max > 0 {
 		p.Y.Max *= 1.3 // room for the legend
 	}
 	var err error
-	ch.SVG, err = svg(p)
+	ch.SVG, err = svg(p, hv)
 	return ch, err
 }
 
-// series is one more line of a timeline chart.
-type series struct {
-	label string
-	value func(w *Window) float64
+// groupedTicks are gonum's default ticks with whole numbers written in
+// groups of three digits ("800,000"), as the report writes counts.
+type groupedTicks struct{}
+
+// Ticks returns the ticks of an axis from lo to hi (plot.Ticker).
+func (groupedTicks) Ticks(lo, hi float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i, t := range ts {
+		if t.Label != "" && t.Value >= 0 && t.Value == math.Trunc(t.Value) && t.Value < math.MaxInt64 {
+			ts[i].Label = grouped(uint64(t.Value))
+		}
+	}
+	return ts
+}
+
+// windowSeconds is the length of window k in seconds: the run's window,
+// the last one cut at the run's end.
+func windowSeconds(m *Measures, k int) float64 {
+	ns := m.Run.WindowNs
+	if k == len(m.Timeline)-1 && m.Run.DurationNs > m.Timeline[k].StartNs {
+		ns = min(ns, m.Run.DurationNs-m.Timeline[k].StartNs)
+	}
+	return float64(ns) / 1e9
+}
+
+// perSecond is a line of counts per window, as a rate; of(w) is the
+// counts of every bin in window w, i the bin.
+func perSecond(m *Measures, label string, i int, of func(w *Window) []uint64) line {
+	return line{label: label, value: func(k int, w *Window) (float64, bool) {
+		v, secs := of(w), windowSeconds(m, k)
+		if i >= len(v) || secs <= 0 {
+			return 0, false
+		}
+		return float64(v[i]) / secs, true
+	}}
+}
+
+// windowText is "windows of 100ms", the length each point of a timeline
+// covers.
+func windowText(m *Measures) string {
+	return "windows of " + time.Duration(m.Run.WindowNs).String()
+}
+
+// rateCharts are the timelines of rates per window: frames received per
+// receive queue, served per worker, and the drops, one panel per stage
+// (the kernel's, per queue, are often a thousand times the workers', which
+// one scale would flatten to zero).
+func rateCharts(m *Measures) []func() (chart, error) {
+	queues := func(of func(w *Window) []uint64) []line {
+		ls := make([]line, len(m.Queues.Packets))
+		for q := range ls {
+			ls[q] = perSecond(m, fmt.Sprintf("queue %d", q), q, of)
+		}
+		return ls
+	}
+	workers := func(of func(w *Window) []uint64) []line {
+		ls := make([]line, len(m.Consumers))
+		for i, c := range m.Consumers {
+			ls[i] = perSecond(m, fmt.Sprintf("worker %d", c.Worker), i, of)
+		}
+		return ls
+	}
+	noWindow := func(title string) (chart, bool) {
+		if m.Run.WindowNs <= 0 && len(m.Timeline) > 0 {
+			return chart{Title: title, Note: "the run does not say how long its windows were"}, true
+		}
+		return chart{}, false
+	}
+	rate := func(id, title, y string, ls []line, total int) func() (chart, error) {
+		return func() (chart, error) {
+			title := title + " (" + windowText(m) + ")"
+			c, ok := noWindow(title)
+			if !ok {
+				var err error
+				if c, err = timelineChart(m, title, y, "frames/s", ls, total); err != nil {
+					return c, err
+				}
+			}
+			c.ID = id
+			return c, nil
+		}
+	}
+	return []func() (chart, error){
+		rate("throughput-queues", "Throughput per receive queue: frames received per second", "frames/s",
+			queues(func(w *Window) []uint64 { return w.QueuePackets }), len(m.Queues.Packets)),
+		rate("throughput-workers", "Throughput per worker: frames served per second", "frames/s",
+			workers(func(w *Window) []uint64 { return w.WorkerPackets }), len(m.Consumers)),
+		rate("drops-kernel", "Kernel drops per receive queue, before the receive loops", "frames dropped/s",
+			queues(func(w *Window) []uint64 { return w.QueueKernelDrops }), len(m.Queues.Packets)),
+		rate("drops-workers", "Worker drops per worker, after the receive loops (rings, flow limit, consumer)", "frames dropped/s",
+			workers(func(w *Window) []uint64 { return w.WorkerDrops }), len(m.Consumers)),
+	}
 }
 
 // charts draws every chart of the HTML page, in order.
 func charts(m *Measures) ([]chart, error) {
-	backlog := func(w *Window, i int) (float64, bool) {
-		if i < len(w.WorkerBacklog) {
-			return float64(w.WorkerBacklog[i]), true
-		}
-		return 0, false
-	}
-	drops := func(w *Window, i int) (float64, bool) {
-		if i < len(w.WorkerDrops) {
-			return float64(w.WorkerDrops[i]), true
-		}
-		return 0, false
-	}
 	draw := []func() (chart, error){
 		func() (chart, error) { return loadChart("Load per receive queue", "receive queue", &m.Queues) },
 		func() (chart, error) { return loadChart("Load per worker", "worker", &m.Workers) },
 		func() (chart, error) { return imbalanceChart(m) },
 		func() (chart, error) { return sharesChart(m) },
-		func() (chart, error) {
-			const title = "Consumer queue depth at each window's end"
-			if !anyBacklog(m) {
-				return chart{Title: title, Note: "Every consumer was empty at every window's end (so every sojourn time is 0): " +
-					"served at " + serviceRate(m) + ", a worker empties its consumer as it feeds it, and no queue forms. " +
-					"A --service-rate below the offered load models a CPU that falls behind."}, nil
-			}
-			return timelineChart(m, title, "packets queued", backlog, nil)
-		},
-		func() (chart, error) {
-			kernel := &series{label: "kernel, before the receive loops", value: func(w *Window) float64 { return float64(w.KernelDrops) }}
-			return timelineChart(m, "Drops per window, all stages (by worker after the receive loops)", "packets dropped", drops, kernel)
-		},
 	}
+	draw = append(draw, rateCharts(m)...)
+	draw = append(draw, func() (chart, error) {
+		title := "Consumer queue depth at each window's end"
+		if !anyBacklog(m) {
+			return chart{Title: title, Note: "Every consumer was empty at every window's end (so every sojourn time is 0): " +
+				"served at " + serviceRate(m) + ", a worker empties its consumer as it feeds it, and no queue forms. " +
+				"A --service-rate below the offered load models a CPU that falls behind."}, nil
+		}
+		ls := make([]line, len(m.Consumers))
+		for i, c := range m.Consumers {
+			ls[i] = line{label: fmt.Sprintf("worker %d", c.Worker), value: func(_ int, w *Window) (float64, bool) {
+				if i < len(w.WorkerBacklog) {
+					return float64(w.WorkerBacklog[i]), true
+				}
+				return 0, false
+			}}
+		}
+		return timelineChart(m, title+" ("+windowText(m)+")", "packets queued", "packets", ls, len(m.Consumers))
+	})
 	out := make([]chart, 0, len(draw))
 	for _, d := range draw {
 		c, err := d()
@@ -355,7 +589,13 @@ func charts(m *Measures) ([]chart, error) {
 		out = append(out, c)
 	}
 	sc, err := steeringCharts(m)
-	return append(out, sc...), err
+	out = append(out, sc...)
+	for i := range out {
+		if out[i].ID == "" {
+			out[i].ID = fmt.Sprintf("chart-%d", i+1)
+		}
+	}
+	return out, err
 }
 
 // anyBacklog reports whether a consumer held a packet at a window's end.

@@ -5,6 +5,13 @@
 // ([WriteJSON]). [WriteSummary] writes the tables `xdphash run` and `xdphash
 // soak` print at the end of a run, [WriteShapes] the dissector's counters.
 //
+// Every report opens with what was lost ([Loss], [WriteLoss]): the share of
+// the frames offered (sent, where the command that made the run knows it:
+// [Upstream]) that each stage dropped, per receive queue and per worker,
+// each reason with its one-line meaning ([DropMeaning]). [WritePage] and
+// [WriteTextPage] add what such a command knows beyond the run: its status,
+// its sections and its checks.
+//
 // A report answers three questions about how fairly a hash spread the
 // traffic: across receive queues (a NIC's RSS), across workers (RPS), and
 // across flows inside each worker's queueing discipline (fq, fq_codel). For

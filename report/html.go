@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/xdphash/xdphash/runstats"
@@ -18,13 +19,31 @@ func WriteHTML(w io.Writer, st *runstats.RunStats) error {
 	return WritePage(w, st, Page{})
 }
 
-// Page is what a report page shows beyond the run's statistics: the facts
-// and checks of the command that made the run (xdphash soak's generator and
-// checks).
+// Page is what a report page shows beyond the run's statistics: the facts,
+// sections and checks of the command that made the run (xdphash soak's
+// generator and checks), its outcome, and what it counted before the run
+// saw the frames.
 type Page struct {
-	Title  string   // "xdphash report" when empty
-	Facts  []string // lines under the title
-	Checks []Check
+	Title string   // "xdphash report" when empty
+	Facts []string // lines under the title
+	// Status is the command's outcome in one word of its vocabulary
+	// (PASS, FAIL, SKIP, INTERRUPTED), StatusDetail what it means; shown
+	// first when set.
+	Status, StatusDetail string
+	// Upstream, when set, is what was sent and dropped before the run:
+	// the loss summary is then of the frames sent.
+	Upstream *Upstream
+	Sections []Section
+	Checks   []Check
+}
+
+// Section is a table of the command that made the run, such as a
+// generator's threads.
+type Section struct {
+	Heading string
+	Header  []string
+	Rows    [][]string
+	Lines   []string // below the table
 }
 
 // Check is one verdict of the command that made the run.
@@ -36,8 +55,18 @@ type Check struct {
 
 // WritePage writes the report of st with p's title, facts and checks.
 func WritePage(w io.Writer, st *runstats.RunStats, p Page) error {
-	m := Compute(st)
+	m := p.measures(st)
 	return m.writeHTML(w, p)
+}
+
+// measures are the measures of st, with the loss of the frames p's command
+// sent where it knows them.
+func (p *Page) measures(st *runstats.RunStats) Measures {
+	m := Compute(st)
+	if p.Upstream != nil {
+		m.Loss = computeLoss(st, p.Upstream)
+	}
+	return m
 }
 
 // WriteHTML writes m as one self-contained HTML page.
@@ -61,6 +90,9 @@ func (m *Measures) writeHTML(w io.Writer, p Page) error {
 	return nil
 }
 
+// lossColours name the loss bar's colours of each stage (CSS div.stageN).
+var lossColours = []string{"red", "orange", "purple", "grey"}
+
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"pct":      func(v float64) string { return fmt.Sprintf("%.2f%%", 100*v) },
 	"f3":       func(v float64) string { return fmt.Sprintf("%.3f", v) },
@@ -72,6 +104,11 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"drops":    dropList,
 	"hostPort": hostPort,
 	"proto":    protoName,
+	"lpct":     pctText,
+	"grouped":  grouped,
+	"lower":    strings.ToLower,
+	"colour":   func(i int) string { return lossColours[min(i, len(lossColours)-1)] },
+	"mul100":   func(v float64) float64 { return 100 * v },
 	"at": func(x []uint64, i int) uint64 {
 		if i < len(x) {
 			return x[i]
@@ -85,13 +122,20 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 <title>{{.P.Title}}</title>
 <style>
 body { font-family: sans-serif; margin: 2em; color: #222; background: #fff; }
-h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 1.5em; }
+h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 1.5em; } h3 { font-size: 1.05em; margin: 1.2em 0 0.3em; }
 table { border-collapse: collapse; margin: 0.5em 0; }
 th, td { border: 1px solid #ccc; padding: 0.2em 0.6em; text-align: right; }
 th { background: #eef; }
-td.l { text-align: left; }
+td.l, th.l { text-align: left; }
 p.verdict { background: #f6f6e8; border-left: 4px solid #cc9; padding: 0.4em 0.8em; }
 td.PASS { background: #dfd; } td.FAIL { background: #fdd; } td.SKIP { background: #ffd; }
+p.status { font-size: 1.1em; padding: 0.4em 0.8em; border-left: 6px solid #888; }
+p.PASS { background: #dfd; } p.FAIL, p.INTERRUPTED { background: #fdd; border-color: #c33; } p.SKIP { background: #ffd; }
+section.loss { background: #fff4e0; border: 1px solid #e0b070; padding: 0.2em 1em 0.6em; margin: 1em 0; }
+section.loss p.headline { font-size: 1.15em; font-weight: bold; }
+div.lossbar { display: flex; width: 100%; max-width: 60em; height: 1.2em; border: 1px solid #999; background: #6c6; }
+div.lossbar div { height: 100%; }
+div.stage0 { background: #d33; } div.stage1 { background: #f80; } div.stage2 { background: #a3c; } div.stage3 { background: #888; }
 td.pre { text-align: left; white-space: pre-wrap; font-family: monospace; font-size: 0.9em; }
 p.note { font-size: 0.9em; color: #555; }
 figure { margin: 1em 0; } figcaption { font-weight: bold; }
@@ -99,6 +143,20 @@ figure { margin: 1em 0; } figcaption { font-weight: bold; }
 </head>
 <body>
 <h1>{{.P.Title}}</h1>
+{{with .P.Status}}<p class="status {{.}}" id="status"><b>{{.}}</b>{{with $.P.StatusDetail}}: {{.}}{{end}}</p>{{end}}
+{{with .M.Loss}}<section class="loss" id="loss"><h2>Loss</h2>
+<p class="headline">{{.Headline}}</p>
+<div class="lossbar" title="{{.Headline}}">{{range $i, $s := .Stages}}{{if .Frames}}<div class="stage{{$i}}" style="width: {{printf "%.3f" (mul100 .Share)}}%" title="{{.Stage}}: {{lpct .Share}} of the frames lost ({{grouped .Frames}})"></div>{{end}}{{end}}</div>
+<p class="note">The bar is every frame {{if eq .OfferedBy "sent"}}sent{{else}}the receive queues saw{{end}}: green arrived{{range $i, $s := .Stages}}{{if .Frames}}, {{colour $i}} lost in the {{.Stage}} stage{{end}}{{end}}.</p>
+{{if .Queues}}<table><tr><th>queue</th><th>frames offered</th><th>lost</th><th>share</th><th class="l">reasons</th></tr>
+{{range .Queues}}<tr><td>{{.Queue}}</td><td>{{grouped .Offered}}</td><td>{{grouped .Lost}}</td><td>{{lpct .Share}}</td><td class="l">{{range $i, $r := .Reasons}}{{if $i}}, {{end}}{{$r.Reason}} {{lpct $r.Share}}{{end}}</td></tr>
+{{end}}</table>{{end}}
+{{if .Workers}}<table><tr><th>worker</th><th>frames steered to it</th><th>lost</th><th>share</th><th class="l">reasons</th></tr>
+{{range .Workers}}<tr><td>{{.Worker}}</td><td>{{grouped .Offered}}</td><td>{{grouped .Lost}}</td><td>{{lpct .Share}}</td><td class="l">{{range $i, $r := .Reasons}}{{if $i}}, {{end}}{{$r.Reason}} {{lpct $r.Share}}{{end}}</td></tr>
+{{end}}</table>{{end}}
+{{with .ReasonRows}}<table><tr><th>stage/reason</th><th>frames</th><th>share of all</th><th class="l">what it means</th></tr>
+{{range .}}<tr><td class="l">{{.Reason}}</td><td>{{grouped .Frames}}</td><td>{{lpct .Share}}</td><td class="l">{{.Meaning}}</td></tr>
+{{end}}</table>{{end}}{{with .FillRingNote}}<p class="note">{{.}}</p>{{end}}</section>{{end}}
 {{with .M.Run}}<p>Started {{.Started.Format "2006-01-02 15:04:05 MST"}}, ran {{dur .DurationNs}}{{with .Host}}{{if .Kernel}} on {{.CPUModel}} ({{.CPUs}} CPUs), Linux {{.Kernel}}, {{.Go}}{{end}}{{end}}.</p>
 <p>Source <b>{{.Source}}</b>, hash <b>{{.Hash}}</b>, steering <b>{{.Steer}}</b>, consumer <b>{{.Consumer}}</b>{{if .ServiceRate}} served at <b>{{.ServiceRate}}</b>{{end}}.</p>{{end}}
 {{range .P.Facts}}<p>{{.}}</p>
@@ -106,6 +164,11 @@ figure { margin: 1em 0; } figcaption { font-weight: bold; }
 <table><tr><th>verdict</th><th>check</th><th>detail</th></tr>
 {{range .P.Checks}}<tr><td class="{{.Verdict}}">{{.Verdict}}</td><td class="l">{{.Name}}</td><td class="pre">{{.Detail}}</td></tr>
 {{end}}</table>{{end}}
+{{range .P.Sections}}<h2>{{.Heading}}</h2>
+{{if .Header}}<table><tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr>
+{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</table>{{end}}{{range .Lines}}<p>{{.}}</p>
+{{end}}{{end}}
 <p>{{if .M.Flows}}{{.M.Flows}} flows{{else}}flows n/a (the consumer counts none){{end}}; received {{.M.Received}}, processed {{.M.Processed}}, unserved {{.M.Unserved}}, dropped {{sumDrops .M.Drops false}} after receive{{if not .M.Balanced}} (accounting does not balance){{end}}; {{sumDrops .M.Drops true}} dropped by the kernel before it.</p>
 <h2>Receive queues</h2>
 {{template "spread" .M.Queues}}
@@ -116,7 +179,8 @@ figure { margin: 1em 0; } figcaption { font-weight: bold; }
 {{end}}
 {{if .M.Steering}}{{template "steering" .M.Steering}}{{end}}
 <h2>Charts</h2>
-{{range .Charts}}<figure>{{if .SVG}}{{.SVG}}{{with .Note}}<p class="note">{{.}}</p>{{end}}{{else}}<figcaption>{{.Title}}</figcaption><p>{{.Note}}</p>{{end}}</figure>
+{{range .Charts}}<h3 id="{{.ID}}">{{.Title}}</h3>
+<figure>{{if .SVG}}{{.SVG}}{{with .Note}}<p class="note">{{.}}</p>{{end}}{{else}}<p>{{.Note}}</p>{{end}}</figure>
 {{end}}
 
 <h2>Load per receive queue</h2>
@@ -139,10 +203,6 @@ figure { margin: 1em 0; } figcaption { font-weight: bold; }
 {{range .Top}}<tr><td>{{.Bytes}}</td><td>{{.ErrorBytes}}</td><td>{{.Packets}}</td><td>{{proto .Proto}}</td><td class="l">{{hostPort .Src .SPort}}</td><td class="l">{{hostPort .Dst .DPort}}</td><td>{{printf "%08x" .Hash}}</td></tr>
 {{end}}</table>
 <p class="note">± bytes: how much the heavy-hitter sketch (SpaceSaving) may overstate a flow's bytes; a flow's true bytes lie between bytes − (± bytes) and bytes.</p>{{end}}{{end}}
-{{if sum .M.Drops}}<h2>Drops</h2>
-<table><tr><th>stage/reason</th><th>packets</th></tr>
-{{range $k, $v := .M.Drops}}{{if $v}}<tr><td class="l">{{$k}}</td><td>{{$v}}</td></tr>
-{{end}}{{end}}</table>{{end}}
 </body>
 </html>
 {{define "spread"}}{{if .Flows}}<p>Jain {{f4 .Jain}} (expected {{f4 .ExpectedJain}} for {{.Flows}} flows), max/mean {{f3 .MaxMean}} (expected {{f3 .ExpectedMaxMean}}).</p>{{else}}<p>Jain {{f4 .Jain}} (expected n/a: no flows counted), max/mean {{f3 .MaxMean}} (expected n/a).</p>{{end}}

@@ -62,6 +62,10 @@ type Measures struct {
 	Unserved  uint64            `json:"unserved"` // held in a consumer at the end
 	Balanced  bool              `json:"balanced"`
 
+	// Loss is where the frames offered to the run were lost, by stage,
+	// queue and worker, as shares of them.
+	Loss Loss `json:"loss"`
+
 	// Timeline is the run's windows: load, backlog and drops over time.
 	Timeline []Window `json:"timeline,omitempty"`
 
@@ -81,6 +85,7 @@ type RunInfo struct {
 	ServiceRate string        `json:"service_rate,omitempty"`
 	Started     time.Time     `json:"started"`
 	DurationNs  int64         `json:"duration_ns"`
+	WindowNs    int64         `json:"window_ns"` // the length of each Window
 	Host        runstats.Host `json:"host"`
 	QueueSpread string        `json:"queue_spread,omitempty"`
 }
@@ -154,8 +159,9 @@ type Window struct {
 	WorkerBacklog []int    `json:"worker_backlog"`
 	WorkerDrops   []uint64 `json:"worker_drops"`
 	// KernelDrops is the kernel's drops before the receive loops, all
-	// queues together.
-	KernelDrops uint64 `json:"kernel_drops"`
+	// queues together; QueueKernelDrops the same per receive queue.
+	KernelDrops      uint64   `json:"kernel_drops"`
+	QueueKernelDrops []uint64 `json:"queue_kernel_drops,omitempty"`
 }
 
 // Read decodes run statistics written by `xdphash run --out`, at most
@@ -201,7 +207,7 @@ func Compute(st *runstats.RunStats) Measures {
 		RunSchemaVersion: st.SchemaVersion,
 		Run: RunInfo{
 			Source: st.Config.Source, Hash: st.Config.Hash, Steer: st.Config.Steer, Consumer: st.Config.Consumer,
-			ServiceRate: st.Config.ServiceRate, Started: st.Started, DurationNs: st.DurationNs,
+			ServiceRate: st.Config.ServiceRate, Started: st.Started, DurationNs: st.DurationNs, WindowNs: st.Config.WindowNs,
 			Host: st.Host, QueueSpread: st.Config.QueueSpread,
 		},
 		Drops:     map[string]uint64{},
@@ -210,6 +216,7 @@ func Compute(st *runstats.RunStats) Measures {
 		Unserved:  st.Accounting.Unserved,
 		Balanced:  st.Accounting.Balanced,
 		Steering:  computeSteering(st),
+		Loss:      computeLoss(st, nil),
 	}
 	for reason, n := range st.Accounting.Dropped {
 		m.Drops[string(reason)] += n
@@ -250,7 +257,7 @@ func Compute(st *runstats.RunStats) Measures {
 		m.Timeline = append(m.Timeline, Window{
 			StartNs: w.StartNs, QueuePackets: w.QueuePackets,
 			WorkerPackets: w.WorkerPackets, WorkerBacklog: w.WorkerBacklog, WorkerDrops: w.WorkerDrops,
-			KernelDrops: kernel,
+			KernelDrops: kernel, QueueKernelDrops: w.QueueKernelDrops,
 		})
 	}
 	return m

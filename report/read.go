@@ -6,6 +6,7 @@ import (
 	"io"
 	"maps"
 	"math/bits"
+	"slices"
 
 	"github.com/xdphash/xdphash/runstats"
 )
@@ -62,10 +63,13 @@ func check(st *runstats.RunStats) error {
 			return fmt.Errorf("queue %d steered to %d workers, the run had %d", i, len(q.Steered), workers)
 		}
 	}
+	if err := checkQueueDrops(st); err != nil {
+		return err
+	}
 	for i, w := range st.Windows {
 		switch {
-		case len(w.QueuePackets) > nq || len(w.QueueBytes) > nq:
-			return fmt.Errorf("window %d counts %d queues, the run had %d", i, max(len(w.QueuePackets), len(w.QueueBytes)), nq)
+		case max(len(w.QueuePackets), len(w.QueueBytes), len(w.QueueKernelDrops)) > nq:
+			return fmt.Errorf("window %d counts %d queues, the run had %d", i, max(len(w.QueuePackets), len(w.QueueBytes), len(w.QueueKernelDrops)), nq)
 		case max(len(w.WorkerPackets), len(w.WorkerBytes), len(w.WorkerBacklog), len(w.WorkerDrops)) > workers:
 			return fmt.Errorf("window %d counts %d workers, the run had %d", i, max(len(w.WorkerPackets), len(w.WorkerBytes), len(w.WorkerBacklog), len(w.WorkerDrops)), workers)
 		case w.StartNs < 0:
@@ -128,6 +132,49 @@ func checkAccounting(st *runstats.RunStats) error {
 	case file.Received != acc.Received || file.Processed != acc.Processed || file.Unserved != acc.Unserved || !maps.Equal(file.Dropped, acc.Dropped):
 		return fmt.Errorf("the accounting says %d received, %d processed, drops %v; the queues and workers add up to %d, %d, %v",
 			file.Received, file.Processed, file.Dropped, acc.Received, acc.Processed, acc.Dropped)
+	}
+	return nil
+}
+
+// checkQueueDrops refuses receive loops' ring drops (QueueReport.Drops)
+// that do not add up to the workers' by reason: the loss per queue and per
+// worker count the same frames. A run.json from before them has none.
+func checkQueueDrops(st *runstats.RunStats) error {
+	queues, workers := map[runstats.DropReason]uint64{}, map[runstats.DropReason]uint64{}
+	with := 0
+	for _, q := range st.Queues {
+		if q.Drops == nil {
+			continue
+		}
+		with++
+		for r, n := range q.Drops {
+			sum, carry := bits.Add64(queues[r], n, 0)
+			if carry != 0 {
+				return errors.New("the queues' drop counters overflow when added up")
+			}
+			queues[r] = sum
+		}
+	}
+	if with == 0 {
+		return nil
+	}
+	for _, w := range st.Workers {
+		for r, n := range w.Drops {
+			workers[r] += n // checkAccounting checked these add up
+		}
+	}
+	for _, r := range slices.Sorted(maps.Keys(queues)) {
+		if queues[r] != workers[r] {
+			return fmt.Errorf("the receive queues count %d %s drops, the workers %d", queues[r], r, workers[r])
+		}
+	}
+	for _, r := range slices.Sorted(maps.Keys(workers)) {
+		if _, ok := queues[r]; !ok && workers[r] > 0 {
+			return fmt.Errorf("the receive queues count no %s drops, the workers %d", r, workers[r])
+		}
+	}
+	if with != len(st.Queues) {
+		return fmt.Errorf("%d of %d receive queues count their ring drops", with, len(st.Queues))
 	}
 	return nil
 }

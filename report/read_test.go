@@ -54,6 +54,10 @@ func TestReadRefuses(t *testing.T) {
 			"overflow"},
 		{"overflowing flow count", edited(func(st *runstats.RunStats) { st.Workers[0].Consumer.Flows.Active = math.MaxInt64 }),
 			"counts 9223372036854775807 flows"},
+		{"queue drops that are not the workers'", edited(func(st *runstats.RunStats) {
+			st.Queues[0].Drops = map[runstats.DropReason]uint64{runstats.DropRingFull: 3}
+			st.Queues[1].Drops = map[runstats.DropReason]uint64{}
+		}), "the receive queues count 3 ring/full drops, the workers 0"},
 		{"negative flow count", edited(func(st *runstats.RunStats) { st.Workers[1].Consumer.Flows.Collisions = -1 }),
 			"worker 1 counts -1 flows"},
 	}

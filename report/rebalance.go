@@ -185,7 +185,8 @@ func steeringCharts(m *Measures) ([]chart, error) {
 		return nil, nil
 	}
 	title := "Worker imbalance over time (max/mean of the packets served per window)"
-	p := newPlot(title, "time (s)", "max/mean")
+	p := newPlot("time (s)", "max/mean")
+	hv := &hover{}
 	for i, r := range sm.Runs {
 		var xys plotter.XYs
 		for k, v := range r.Imbalance {
@@ -203,10 +204,13 @@ func steeringCharts(m *Measures) ([]chart, error) {
 		l.Color, l.Width = plotutil.Color(i), vg.Points(1.5)
 		p.Add(l)
 		p.Legend.Add(r.Name, l)
+		for k := range sparse(len(xys)) {
+			hv.add(xys[k].X, xys[k].Y, fmt.Sprintf("%s at %.2f s: max/mean %.3f", r.Name, xys[k].X, xys[k].Y))
+		}
 	}
 	p.Y.Min = 1
 	p.Y.Max = max(p.Y.Max*1.15, 1.1)
-	imb, err := svg(p)
+	imb, err := svg(p, hv)
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +220,7 @@ func steeringCharts(m *Measures) ([]chart, error) {
 	if len(last.IntervalMoves) == 0 {
 		return append(out, chart{Title: title, Note: "the table was not rebalanced"}), nil
 	}
-	p = newPlot(title, "interval", "buckets moved")
+	p = newPlot("interval", "buckets moved")
 	vals := make(plotter.Values, len(last.IntervalMoves))
 	for i, n := range last.IntervalMoves {
 		vals[i] = float64(n)
@@ -227,7 +231,18 @@ func steeringCharts(m *Measures) ([]chart, error) {
 	}
 	b.Color, b.LineStyle.Width = barColor, 0
 	p.Add(b)
-	mv, err := svg(p)
+	hv = &hover{}
+	for i, v := range vals {
+		hv.addBar(float64(i), v, barWidth(len(vals)), 0, fmt.Sprintf("interval %d: %d buckets moved", i, last.IntervalMoves[i]))
+	}
+	if len(vals) <= maxLabelledBars {
+		labels, err := barLabels(vals, 0, func(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) })
+		if err != nil {
+			return nil, fmt.Errorf("plot %s: %w", title, err)
+		}
+		p.Add(labels)
+	}
+	mv, err := svg(p, hv)
 	if err != nil {
 		return nil, err
 	}

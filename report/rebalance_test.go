@@ -76,6 +76,12 @@ func TestSteeringMeasures(t *testing.T) {
 	if n := strings.Count(html.String(), "<svg"); n != want {
 		t.Errorf("%d <svg> elements, want %d", n, want)
 	}
+	for _, f := range strings.Split(html.String(), "<figure>")[1:] {
+		f, _, _ = strings.Cut(f, "</figure>")
+		if strings.Contains(f, "<svg") && !strings.Contains(f, "<title>") {
+			t.Errorf("a chart has no hover titles: %.200s", f)
+		}
+	}
 	if !strings.Contains(html.String(), "Indirection table (4 buckets)") {
 		t.Error("the page has no indirection table section")
 	}

@@ -65,6 +65,7 @@ func simulatedRun(tb testing.TB, flows, workers, nqueues int, duration time.Dura
 			QueuePackets: make([]uint64, nqueues), QueueBytes: make([]uint64, nqueues),
 			WorkerPackets: make([]uint64, workers), WorkerBytes: make([]uint64, workers),
 			WorkerBacklog: make([]int, workers), WorkerDrops: make([]uint64, workers),
+			QueueKernelDrops: make([]uint64, nqueues),
 		}
 	}
 	consumerDrops := func(w int) uint64 {
@@ -261,7 +262,7 @@ func TestReportOfSimulatedRun(t *testing.T) {
 }
 
 // numCharts is the charts of a run with traffic and windows.
-const numCharts = 6
+const numCharts = 9
 
 func TestRead(t *testing.T) {
 	st := simulatedRun(t, 10, 1, 1, 50*time.Millisecond)
@@ -350,7 +351,7 @@ func TestWritePage(t *testing.T) {
 		"on Test CPU (2 CPUs), Linux 6.18.0-test, go1.26",
 		"Generator: profile datacenter",
 		`<td class="SKIP">SKIP</td><td class="l">memory</td>`,
-		"kernel, before the receive loops",
+		"Kernel drops per receive queue, before the receive loops",
 		"Every consumer was empty at every window&#39;s end",
 		"± bytes: how much the heavy-hitter sketch",
 		"the senders chose the queues",

@@ -14,11 +14,18 @@ import (
 )
 
 // WriteSummary writes the tables `xdphash run` and `xdphash soak` print at
-// the end of a run: the run's setup, per receive queue, per worker, the
-// dissector's shapes (WriteShapes), and the accounting with its drops by
-// reason.
-func WriteSummary(w io.Writer, st *runstats.RunStats) error {
+// the end of a run: the loss (WriteLoss), the run's setup, per receive
+// queue, per worker, the dissector's shapes (WriteShapes), and the
+// accounting with its drops by reason.
+func WriteSummary(w io.Writer, st *runstats.RunStats) error { return WriteSummaryWith(w, st, nil) }
+
+// WriteSummaryWith is WriteSummary with the loss of the frames up says were
+// sent, where the caller knows them (a soak's generator).
+func WriteSummaryWith(w io.Writer, st *runstats.RunStats, up *Upstream) error {
 	ew := &errWriter{w: w}
+	l := computeLoss(st, up)
+	ew.writeLoss(&l)
+	ew.printf("\n")
 	c := st.Config
 	secs := float64(st.DurationNs) / 1e9
 	ew.printf("xdphash run %s: %s, %s, hash %s, steer %s, consumer %s, service %s, %s clock, %.3fs\n",

@@ -62,10 +62,10 @@ func TestWriteSummary(t *testing.T) {
 		want   []string
 	}{
 		{"xdphash run", strings.Fields("xdphash run synthetic:test: 2 queues, 2 workers, hash kernel, steer rps, consumer fq, service max, virtual clock, 2.000s")},
-		{"queue", strings.Fields("queue frames bytes Mpps kernel drops steered to workers")},
+		{"queue frames", strings.Fields("queue frames bytes Mpps kernel drops steered to workers")},
 		{"0 3000000", strings.Fields("0 3000000 180000000 1.500 11 w0:2000000 w1:1000000")},
 		{"3 2000", strings.Fields("3 2000 128000 0.001 0 w0:0 w1:2000")},
-		{"worker", strings.Fields("worker cpu taken served Mpps ring full flow limit consumer drops backlog")},
+		{"worker cpu", strings.Fields("worker cpu taken served Mpps ring full flow limit consumer drops backlog")},
 		{"0 2", strings.Fields("0 2 1999995 1999992 1.000 5 0 3 0")},
 		{"1 -", strings.Fields("1 - 1001993 1001990 0.501 0 7 0 3")},
 		{"eth_ip", strings.Fields("eth_ip 2000000 4 4")},
@@ -78,6 +78,9 @@ func TestWriteSummary(t *testing.T) {
 		if got := row(text, c.prefix); !slices.Equal(got, c.want) {
 			t.Errorf("line %q: got %q, want %q", c.prefix, got, c.want)
 		}
+	}
+	if !strings.HasPrefix(text, "loss: <0.01% of the frames the receive queues saw (received + the kernel's drops) lost (26 of 3,002,011): kernel <0.01% (rx_ring_full <0.01%)") {
+		t.Errorf("the summary does not lead with the loss:\n%s", text)
 	}
 	a := st.Accounting
 	if !a.Balanced {

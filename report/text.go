@@ -24,9 +24,37 @@ func WriteText(w io.Writer, st *runstats.RunStats) error {
 	return m.WriteText(w)
 }
 
+// WriteTextPage writes the report of st as text with what p adds: its
+// title, status and facts first, then the loss, the tables, p's sections
+// and p's checks.
+func WriteTextPage(w io.Writer, st *runstats.RunStats, p Page) error {
+	m := p.measures(st)
+	return m.writeText(w, p)
+}
+
 // WriteText writes m as terminal tables.
-func (m *Measures) WriteText(w io.Writer) error {
+func (m *Measures) WriteText(w io.Writer) error { return m.writeText(w, Page{}) }
+
+func (m *Measures) writeText(w io.Writer, p Page) error {
 	ew := &errWriter{w: w}
+	if p.Title != "" {
+		ew.printf("%s\n", p.Title)
+	}
+	if p.Status != "" {
+		ew.printf("status: %s", p.Status)
+		if p.StatusDetail != "" {
+			ew.printf(": %s", p.StatusDetail)
+		}
+		ew.printf("\n")
+	}
+	for _, f := range p.Facts {
+		ew.printf("%s\n", f)
+	}
+	if p.Title != "" || p.Status != "" || len(p.Facts) > 0 {
+		ew.printf("\n")
+	}
+	ew.writeLoss(&m.Loss)
+	ew.printf("\n")
 	r := &m.Run
 	ew.printf("run: source %s, hash %s, steer %s, consumer %s, %v\n",
 		cmp.Or(r.Source, "?"), cmp.Or(r.Hash, "?"), cmp.Or(r.Steer, "?"), cmp.Or(r.Consumer, "?"), time.Duration(r.DurationNs).Round(time.Millisecond))
@@ -97,15 +125,30 @@ func (m *Measures) WriteText(w io.Writer) error {
 	for _, n := range m.Notes {
 		ew.printf("\nnote: %s\n", n)
 	}
-	if sum(m.Drops) > 0 {
-		ew.printf("\ndrops\n")
-		tw = ew.table()
-		for _, k := range slices.Sorted(maps.Keys(m.Drops)) {
-			if m.Drops[k] > 0 {
-				cellf(tw, "%s\t%d\t\n", k, m.Drops[k])
+	for _, sec := range p.Sections {
+		ew.printf("\n%s\n", strings.ToLower(sec.Heading))
+		if len(sec.Header) > 0 {
+			tw = ew.table()
+			for _, row := range append([][]string{sec.Header}, sec.Rows...) {
+				for _, cell := range row {
+					cellf(tw, "%s\t", cell)
+				}
+				cellf(tw, "\n")
+			}
+			ew.flush(tw)
+		}
+		for _, l := range sec.Lines {
+			ew.printf("%s\n", l)
+		}
+	}
+	if len(p.Checks) > 0 {
+		ew.printf("\nchecks\n")
+		for _, c := range p.Checks {
+			ew.printf("%s  %s\n", c.Verdict, c.Name)
+			for l := range strings.SplitSeq(c.Detail, "\n") {
+				ew.printf("      %s\n", l)
 			}
 		}
-		ew.flush(tw)
 	}
 	return ew.err
 }

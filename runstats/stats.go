@@ -71,6 +71,10 @@ type QueueReport struct {
 	Stats QueueStats `json:"stats"`
 	// Steered[w] is the packets this queue's receive loop sent to worker w.
 	Steered []uint64 `json:"steered"`
+	// Drops are the frames this queue's receive loop dropped on their way
+	// to the workers, by reason (DropRingFull, DropFlowLimit): its part of
+	// the workers' Drops. Absent in a run.json from before them.
+	Drops map[DropReason]uint64 `json:"drops,omitempty"`
 }
 
 // QueueStats counts one receive queue's traffic: the frames its receive loop

@@ -58,6 +58,7 @@ func filledRun(static *RunStats) *RunStats {
 				TxInvalidDescs: 5, TxRingEmpty: 6, Unreceived: 7,
 			},
 			Steered: []uint64{600, 400},
+			Drops:   map[DropReason]uint64{DropRingFull: 5, DropFlowLimit: 6},
 		}},
 		Workers: []WorkerReport{{
 			Worker: 1, CPU: 3, Packets: 600, Bytes: 38400,

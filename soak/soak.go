@@ -1,12 +1,16 @@
 package soak
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/xdphash/xdphash/internal/kernel"
 	"github.com/xdphash/xdphash/pktgen"
+	"github.com/xdphash/xdphash/report"
 	"github.com/xdphash/xdphash/runstats"
 )
 
@@ -82,14 +86,80 @@ type Progress struct {
 	Engine            *runstats.RunStats // the engine's statistics so far (Engine.Stats)
 }
 
-// Result is what a soak run measured and how its checks went.
+// Result is what a soak run measured and how its checks went. WriteFiles
+// writes it as checks.json (ChecksFile).
 type Result struct {
-	Stats     *runstats.RunStats `json:"-"`
-	Generator pktgen.Report      `json:"generator"`
-	Links     LinkDeltas         `json:"links"`
-	Memory    []MemPoint         `json:"memory"`
-	Samples   SampleSummary      `json:"samples"`
-	Checks    []Check            `json:"checks"`
+	Stats     *runstats.RunStats
+	Generator pktgen.Report
+	Links     LinkDeltas
+	Memory    []MemPoint
+	Samples   SampleSummary
+	Checks    []Check
+	// Lab is where the pipeline ran (LabVeth, LabVirtio), Duration the
+	// generator's planned --duration; Interrupted is set when a signal
+	// stopped the soak before it: the checks cover the run so far.
+	Lab         string
+	Duration    time.Duration
+	Interrupted bool
+}
+
+// The outcomes of a soak and of each check: one vocabulary for the
+// terminal (upper case), the reports and checks.json (lower case).
+const (
+	StatusPass        = "pass"
+	StatusFail        = "fail"
+	StatusSkip        = "skip"        // a check that could not judge
+	StatusInterrupted = "interrupted" // a soak a signal stopped
+)
+
+// Status is the soak's outcome: StatusInterrupted after a signal, else
+// StatusFail when a check failed (or there are none), StatusSkip when none
+// failed but one could not judge, StatusPass when every check held.
+func (r *Result) Status() string {
+	failed, skipped := r.Count()
+	switch {
+	case r.Interrupted:
+		return StatusInterrupted
+	case failed > 0 || len(r.Checks) == 0:
+		return StatusFail
+	case skipped > 0:
+		return StatusSkip
+	}
+	return StatusPass
+}
+
+// StatusDetail says in words what Status means for this run: how much of
+// it ran, and what the checks cover.
+func (r *Result) StatusDetail() string {
+	failed, skipped := r.Count()
+	counts := fmt.Sprintf("%d of %d checks passed, %d failed, %d skipped", len(r.Checks)-failed-skipped, len(r.Checks), failed, skipped)
+	if r.Interrupted {
+		return fmt.Sprintf("the soak was interrupted after %s of its %s: the checks cover the run so far (%s)",
+			r.Generator.Elapsed.Round(time.Millisecond), r.Duration, counts)
+	}
+	return counts
+}
+
+// Upstream is what the generator sent and the drops before the pipeline
+// saw the frames, by "stage/reason", for the report's loss summary: a
+// veth's refused frames; in the virtio lab, the guest NIC's own drops (the
+// tap's refusals are sent again, not lost). The guest's eth0 counts the
+// frames XDP could not redirect to AF_XDP in its rx_dropped too, as a veth
+// does: those are the kernel's stage, not the NIC's.
+func (r *Result) Upstream() *report.Upstream {
+	up := &report.Upstream{Sent: r.Generator.Frames, Drops: map[string]uint64{}}
+	if r.Lab == LabVirtio {
+		var xsk uint64
+		if r.Stats != nil {
+			for _, q := range r.Stats.Queues {
+				xsk += q.Stats.RxDropped + q.Stats.RxInvalidDescs + q.Stats.RxRingFull
+			}
+		}
+		up.Drops["guest/rx_dropped"] = r.Links.HostRxDropped - min(xsk, r.Links.HostRxDropped)
+	} else {
+		up.Drops["veth/tx_dropped"] = r.Links.PeerTxDropped
+	}
+	return up
 }
 
 // Passed reports whether every check held: none failed and none was
@@ -140,21 +210,62 @@ type SampleSummary struct {
 }
 
 // Check is one verdict. A check that could not judge (too little data)
-// is Skipped: it neither passes nor fails.
+// is Skipped: it neither passes nor fails. In JSON it is {"name",
+// "status", "detail"}, status one of pass, fail, skip.
 type Check struct {
-	Name    string `json:"name"`
-	Pass    bool   `json:"pass"`
-	Skipped bool   `json:"skipped,omitempty"`
-	Detail  string `json:"detail"`
+	Name    string
+	Pass    bool
+	Skipped bool
+	Detail  string
 }
 
-// Verdict is PASS, FAIL or SKIP.
-func (c Check) Verdict() string {
+// Status is StatusPass, StatusFail or StatusSkip.
+func (c Check) Status() string {
 	switch {
 	case c.Skipped:
-		return "SKIP"
+		return StatusSkip
 	case c.Pass:
-		return "PASS"
+		return StatusPass
 	}
-	return "FAIL"
+	return StatusFail
+}
+
+// Verdict is Status in upper case, as the terminal prints it: PASS, FAIL or
+// SKIP.
+func (c Check) Verdict() string { return strings.ToUpper(c.Status()) }
+
+type checkJSON struct {
+	Name   string `json:"name"`
+	Status string `json:"status"`
+	Detail string `json:"detail"`
+	// What checks.json of version 1 had instead of Status.
+	Pass    *bool `json:"pass,omitempty"`
+	Skipped bool  `json:"skipped,omitempty"`
+}
+
+// MarshalJSON writes c as {"name", "status", "detail"}.
+func (c Check) MarshalJSON() ([]byte, error) {
+	return json.Marshal(checkJSON{Name: c.Name, Status: c.Status(), Detail: c.Detail})
+}
+
+// UnmarshalJSON reads a check of checks.json, of version 2 (status) or 1
+// (pass and skipped).
+func (c *Check) UnmarshalJSON(b []byte) error {
+	var j checkJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*c = Check{Name: j.Name, Detail: j.Detail}
+	switch {
+	case j.Status == StatusPass:
+		c.Pass = true
+	case j.Status == StatusSkip:
+		c.Skipped = true
+	case j.Status == StatusFail:
+	case j.Status == "" && j.Pass != nil:
+		c.Pass, c.Skipped = *j.Pass, j.Skipped
+	default:
+		return fmt.Errorf("check %q: status %q, want %s, %s or %s", j.Name, j.Status, StatusPass, StatusFail, StatusSkip)
+	}
+	return nil
 }

@@ -216,6 +216,7 @@ func Run(ctx context.Context, cfg Config) (_ *Result, err error) {
 		log.Warn("engine", "err", r.err)
 	}
 	res.Stats = r.st
+	res.Lab, res.Duration, res.Interrupted = LabVeth, cfg.Duration, ctx.Err() != nil
 	res.Links = LinkDeltas{
 		PeerTxPackets: peerAfter.TxPackets - peerBefore.TxPackets,
 		PeerTxDropped: peerAfter.TxDropped - peerBefore.TxDropped,

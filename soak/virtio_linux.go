@@ -109,7 +109,7 @@ func runVirtio(ctx context.Context, cfg Config) (_ *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Generator: gen}
+	res := &Result{Generator: gen, Lab: LabVirtio, Duration: cfg.Duration, Interrupted: ctx.Err() != nil}
 	step := gr.Report.Steps[0]
 	var st runstats.RunStats
 	if b, ok := gr.Files[guestRunJSON]; ok {

@@ -25,7 +25,10 @@ func newReportCmd(*rootOptions) *cobra.Command {
 		Use:   "report RUN.json",
 		Short: "Report how fairly a run spread its traffic over queues, workers and flows",
 		Long: `Report reads the statistics of a run (xdphash run --out RUN.json, or - for
-stdin) and prints how fairly the hash spread the traffic: over the receive
+stdin) and prints first what was lost: the share of the frames the receive
+queues saw that the kernel, the worker rings and the consumers dropped, per
+queue and per worker, each reason with its meaning. Then how fairly the hash
+spread the traffic: over the receive
 queues (RSS) and the workers (RPS), each set beside what hashing that many
 equal flows gives on average (balls into bins), with a verdict on whether an
 imbalance is the hash's fault or the traffic's; and over the flows inside each
@@ -34,8 +37,9 @@ against their expectation, the heaviest flows, drops, CE marks and sojourn
 times.
 
 --html writes the same as one self-contained HTML page with charts (inline
-SVG, nothing loaded from the network); --json writes the computed measures
-(schema in docs/report-schema.md).`,
+SVG, nothing loaded from the network), among them the throughput per queue
+and per worker over the run's windows and the drops per stage; --json writes
+the computed measures (schema in docs/report-schema.md).`,
 		Example: `  xdphash run --synthetic datacenter --consumer fq_codel --virtual-clock --count 200000 --out run.json
   xdphash report run.json --html report.html --json measures.json`,
 		Args: usageArgs(cobra.ExactArgs(1)),

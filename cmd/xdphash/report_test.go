@@ -34,8 +34,10 @@ func TestReportOfRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := bytes.Count(page, []byte("<svg")); n != 6 {
-		t.Errorf("the HTML page has %d charts, want 6", n)
+	// Load per queue and per worker, imbalance, flow shares, throughput
+	// per queue and per worker, the kernel's and the workers' drops, depth.
+	if n := bytes.Count(page, []byte("<svg")); n != 9 {
+		t.Errorf("the HTML page has %d charts, want 9", n)
 	}
 	b, err := os.ReadFile(js)
 	if err != nil {

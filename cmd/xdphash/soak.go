@@ -219,16 +219,19 @@ func soakProgress(w io.Writer, log *slog.Logger, d time.Duration) (func(soak.Pro
 	}, func() {}
 }
 
-// writeSoakSummary prints the generator, the pipeline's summary and each
-// check with PASS or FAIL.
+// writeSoakSummary prints the soak's status when it was interrupted, the
+// loss of the frames sent and the pipeline's summary (WriteSummaryWith),
+// the generator, and each check with PASS, FAIL or SKIP.
 func writeSoakSummary(w io.Writer, r *soak.Result) error {
-	g := r.Generator
-	fmt.Fprintf(w, "generator: profile %s, mode %s, %d threads: %d frames in %.3fs, %.3f Mpps, %.3f Gbit/s\n",
-		g.Profile, g.Mode, len(g.Threads), g.Frames, g.Elapsed.Seconds(), g.PPS()/1e6, g.BitsPerSecond()/1e9)
-	fmt.Fprintln(w)
-	if err := report.WriteSummary(w, r.Stats); err != nil {
+	if r.Interrupted {
+		fmt.Fprintf(w, "status: %s: %s\n\n", strings.ToUpper(r.Status()), r.StatusDetail())
+	}
+	if err := report.WriteSummaryWith(w, r.Stats, r.Upstream()); err != nil {
 		return err
 	}
+	g := r.Generator
+	fmt.Fprintf(w, "\ngenerator: profile %s, mode %s, %d threads: %d frames in %.3fs, %.3f Mpps, %.3f Gbit/s\n",
+		g.Profile, g.Mode, len(g.Threads), g.Frames, g.Elapsed.Seconds(), g.PPS()/1e6, g.BitsPerSecond()/1e9)
 	fmt.Fprintln(w)
 	for _, c := range r.Checks {
 		fmt.Fprintf(w, "%s  %s\n", c.Verdict(), c.Name)

@@ -6,7 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/xdphash/xdphash/pktgen"
+	"github.com/xdphash/xdphash/runstats"
 	"github.com/xdphash/xdphash/soak"
 )
 
@@ -117,5 +120,35 @@ func TestSoakExit(t *testing.T) {
 				t.Errorf("exit %d (%v), want %d", code, err, tt.want)
 			}
 		})
+	}
+}
+
+// TestSoakSummary: the soak's terminal summary opens with the status of an
+// interrupted soak and then the loss of the frames sent, before the tables,
+// the generator and the checks.
+func TestSoakSummary(t *testing.T) {
+	st := &runstats.RunStats{
+		SchemaVersion: runstats.SchemaVersion, DurationNs: int64(17 * time.Second),
+		Config:  runstats.RunConfig{Source: "afxdp:test", Hash: "kernel", Steer: "rps", Consumer: "fq_codel", Workers: 1},
+		Queues:  []runstats.QueueReport{{Queue: 0, Stats: runstats.QueueStats{Frames: 700, RxDropped: 300}, Steered: []uint64{700}}},
+		Workers: []runstats.WorkerReport{{Worker: 0, CPU: -1, Packets: 700, Drops: map[runstats.DropReason]uint64{runstats.DropRingFull: 0, runstats.DropFlowLimit: 0}}},
+	}
+	st.Workers[0].Consumer.Enqueued, st.Workers[0].Consumer.Dequeued = 700, 700
+	st.Account()
+	r := &soak.Result{Stats: st, Lab: soak.LabVeth, Duration: time.Minute, Interrupted: true,
+		Generator: pktgen.Report{Frames: 1000, Elapsed: 17 * time.Second},
+		Checks:    []soak.Check{{Name: "accounting", Pass: true, Detail: "ok"}}}
+	var b strings.Builder
+	if err := writeSoakSummary(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	want := "status: INTERRUPTED: the soak was interrupted after 17s of its 1m0s: the checks cover the run so far (1 of 1 checks passed, 0 failed, 0 skipped)\n\n" +
+		"loss: 30.00% of sent frames lost (300 of 1,000): veth 0.00%, kernel 30.00% (rx_dropped 30.00%), worker rings 0.00%, consumers 0.00%\n"
+	if !strings.HasPrefix(out, want) {
+		t.Errorf("the summary starts\n%s\nwant\n%s", out[:min(len(out), 400)], want)
+	}
+	if i, j := strings.Index(out, "generator:"), strings.Index(out, "PASS  accounting"); i < 0 || j < i {
+		t.Errorf("no generator line before the checks:\n%s", out)
 	}
 }
