@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -56,6 +58,129 @@ func BenchmarkAFXDPPipeline(b *testing.B) {
 			b.Run(fmt.Sprintf("queues=%d/rx=%s", queues, rx), func(b *testing.B) {
 				benchAFXDPPipeline(b, queues, rx)
 			})
+		}
+	}
+}
+
+// BenchmarkAFXDPPinned is issue 28's comparison: the whole pipeline on one
+// CPU against the bare receive loop on the same CPU, in interleaved rounds.
+//
+//   - pipeline: AF_XDP on the one queue of a veth lab's Host end (native
+//     XDP), dissect, hash and steer to one fifo worker, on the CPU plan
+//     that `xdphash run` makes when the kernel's receive work runs on
+//     another CPU: the receive loop placed on the receiving CPU, with one
+//     Go processor, so that it steps the worker itself (pipeline.PlanCPUs);
+//   - bare: bareLoop, a goroutine pinned to the same CPU that takes frames
+//     off the same kind of socket and gives them back to the fill ring, and
+//     does nothing else.
+//
+// The generator (pktgen's xdp mode, the simple profile, one thread) runs on
+// the first allowed CPU, which also runs the queue's kernel receive work
+// (its XDP_TX frames arrive on Host's queue 0 there); the receivers run on
+// the second. Each of pinnedRounds rounds runs both contenders, in turn
+// first, each on fresh sockets, and times b.N/pinnedRounds frames
+// (timeFrames). Mpps and bare-Mpps are the medians over the rounds,
+// pct-of-bare the median of the rounds' pipeline/bare ratios (min and max
+// beside it), ns/op the pipeline's time per frame over all rounds; the
+// rounds are logged (-test.v).
+//
+//	go test -c -o /tmp/bench.test ./bench
+//	cd bench && /tmp/bench.test -test.run '^$' -test.bench AFXDPPinned -test.benchtime 7000000x -test.v
+func BenchmarkAFXDPPinned(b *testing.B) {
+	for _, rx := range []source.RxMode{source.RxSpin, source.RxPoll} {
+		b.Run("rx="+string(rx), func(b *testing.B) { benchAFXDPPinned(b, rx) })
+	}
+}
+
+// pinnedRounds is BenchmarkAFXDPPinned's rounds: odd, for a median.
+const pinnedRounds = 7
+
+func benchAFXDPPinned(b *testing.B, rx source.RxMode) {
+	cpus, err := kernel.AllowedCPUs()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if len(cpus) < 2 {
+		xdptest.Unavailable(b, "the generator and the receivers need a CPU each; this process may use %v", cpus)
+	}
+	genCPU, rxCPU := cpus[0], cpus[1]
+	lab := xdptest.NewLab(b, vethlab.Config{Queues: 1})
+	stop := startGenerator(b, lab, []int{genCPU})
+	defer stop()
+
+	cfg := source.AFXDPConfig{Iface: lab.Host, Mode: source.XDPNative, RxMode: rx}
+	plan := pipeline.PlanCPUs(pipeline.CPUInput{
+		Loops: 1, Workers: 1, Procs: 1, KernelFed: true, RxMode: rx,
+		Allowed: []int{genCPU, rxCPU}, KernelCPUs: []int{genCPU},
+	})
+	if !slices.Equal(plan.PlaceCPUs, []int{rxCPU}) || !plan.LoopsStepWorkers {
+		b.Fatalf("CPU plan %v: want the receive loop on CPU %d, stepping its worker", plan.Why, rxCPU)
+	}
+	perRound := max(1, uint64(b.N)/pinnedRounds)
+	var bare, pipe, ratio []float64
+	var pipeTotal afxdpRound
+	b.ResetTimer()
+	for round := range pinnedRounds {
+		var rb, rp afxdpRound
+		if round%2 == 0 {
+			rb = bareRound(b, cfg, rxCPU, perRound)
+			rp = pipelineRound(b, cfg, 1, &plan, perRound)
+		} else {
+			rp = pipelineRound(b, cfg, 1, &plan, perRound)
+			rb = bareRound(b, cfg, rxCPU, perRound)
+		}
+		bare, pipe = append(bare, rb.mpps()), append(pipe, rp.mpps())
+		ratio = append(ratio, rp.mpps()/rb.mpps())
+		pipeTotal.add(rp)
+		b.Logf("round %d: bare %.3f Mpps (kernel drops %.1f%%), pipeline %.3f Mpps (kernel drops %.1f%%, ring drops %d): %.1f%%",
+			round, rb.mpps(), 100*rb.kernelDropShare(), rp.mpps(), 100*rp.kernelDropShare(), rp.ringDrops, 100*rp.mpps()/rb.mpps())
+	}
+	b.StopTimer()
+	b.ReportMetric(median(pipe), "Mpps")
+	b.ReportMetric(median(bare), "bare-Mpps")
+	b.ReportMetric(100*median(ratio), "pct-of-bare")
+	b.ReportMetric(100*slices.Min(ratio), "pct-min")
+	b.ReportMetric(100*slices.Max(ratio), "pct-max")
+	b.ReportMetric(float64(pipeTotal.ringDrops)/float64(max(1, pipeTotal.received)), "ring-drop-share")
+	b.ReportMetric(float64(pipeTotal.elapsed.Nanoseconds())/float64(pipeTotal.frames), "ns/op")
+}
+
+// bareRound times n frames through bareLoop on cpu.
+func bareRound(b *testing.B, cfg source.AFXDPConfig, cpu int, n uint64) afxdpRound {
+	src := openRound(b, cfg)
+	defer src.Close() // on b.Fatal; a second Close changes nothing
+	q := src.Queues()[0]
+	done := make(chan error, 1)
+	go func() { done <- bareLoop(q, cpu) }()
+	r := timeFrames(b, n, func() (uint64, uint64) {
+		got := q.Stats().Frames
+		return got, got
+	})
+	if err := errors.Join(src.Close(), <-done); err != nil {
+		b.Fatal(err)
+	}
+	st := q.Stats()
+	r.received, r.kernelDrops = st.Frames, st.KernelDrops()
+	return r
+}
+
+// bareLoop is the bare receive loop on one CPU: it pins its thread to cpu,
+// then takes batches off q (each Receive gives the previous batch's frames
+// back to the fill ring) and does nothing with them, until q's source is
+// closed. The thread stays locked, so that it ends with the goroutine and
+// its affinity with it.
+func bareLoop(q source.QueueSource, cpu int) error {
+	runtime.LockOSThread()
+	if err := kernel.SetAffinity(cpu); err != nil {
+		return err
+	}
+	b := source.NewBatch(source.DefaultAFXDPBatch)
+	for {
+		if err := q.Receive(b); err != nil {
+			if errors.Is(err, source.ErrClosed) {
+				return nil
+			}
+			return err
 		}
 	}
 }
@@ -117,7 +242,10 @@ func benchAFXDPPipeline(b *testing.B, queues int, rx source.RxMode) {
 
 	cfg := source.AFXDPConfig{Iface: lab.Host, Mode: source.XDPNative, RxMode: rx}
 	perRound := max(1, uint64(b.N)/benchRounds)
-	contenders := [2]func(*testing.B, source.AFXDPConfig, uint64) afxdpRound{drainRound, pipelineRound}
+	pipe2 := func(b *testing.B, cfg source.AFXDPConfig, n uint64) afxdpRound {
+		return pipelineRound(b, cfg, benchWorkers, nil, n)
+	}
+	contenders := [2]func(*testing.B, source.AFXDPConfig, uint64) afxdpRound{drainRound, pipe2}
 	var drain, pipe afxdpRound
 	totals := [2]*afxdpRound{&drain, &pipe}
 	b.ResetTimer()
@@ -204,15 +332,17 @@ func drainRound(b *testing.B, cfg source.AFXDPConfig, n uint64) afxdpRound {
 	return r
 }
 
-// pipelineRound times n frames through the engine.
-func pipelineRound(b *testing.B, cfg source.AFXDPConfig, n uint64) afxdpRound {
+// pipelineRound times n frames through the engine with workers fifo
+// workers, on plan (nil: the engine's own).
+func pipelineRound(b *testing.B, cfg source.AFXDPConfig, workers int, plan *pipeline.CPUPlan, n uint64) afxdpRound {
 	src := openRound(b, cfg)
 	defer src.Close() // on b.Fatal; a second Close changes nothing
 	e, err := pipeline.NewEngine(pipeline.EngineConfig{
 		Source:   src,
-		Steering: hash.SteerConfig{Workers: benchWorkers, Key: benchKey},
+		Steering: hash.SteerConfig{Workers: workers, Key: benchKey},
 		Flags:    dissect.DefaultFlags,
 		Gates:    dissect.AllGates,
+		Plan:     plan,
 	})
 	if err != nil {
 		b.Fatal(err)
