@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"os/exec"
 	"runtime"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -82,7 +85,10 @@ func BenchmarkAFXDPPipeline(b *testing.B) {
 // (timeFrames). Mpps and bare-Mpps are the medians over the rounds,
 // pct-of-bare the median of the rounds' pipeline/bare ratios (min and max
 // beside it), ns/op the pipeline's time per frame over all rounds; the
-// rounds are logged (-test.v).
+// rounds are logged (-test.v). With XDPHASH_BENCH_XDPDRAIN naming a C
+// receive loop built outside the tree (docs/afxdp.md has its source and
+// build), it runs as a third contender in every round (cRound), and
+// C-Mpps and pct-of-C are its median and the pipeline's median ratio to it.
 //
 //	go test -c -o /tmp/bench.test ./bench
 //	cd bench && /tmp/bench.test -test.run '^$' -test.bench AFXDPPinned -test.benchtime 7000000x -test.v
@@ -117,23 +123,34 @@ func benchAFXDPPinned(b *testing.B, rx source.RxMode) {
 		b.Fatalf("CPU plan %v: want the receive loop on CPU %d, stepping its worker", plan.Why, rxCPU)
 	}
 	perRound := max(1, uint64(b.N)/pinnedRounds)
-	var bare, pipe, ratio []float64
+	contenders := []func() afxdpRound{
+		func() afxdpRound { return bareRound(b, cfg, rxCPU, perRound) },
+		func() afxdpRound { return pipelineRound(b, cfg, 1, &plan, perRound) },
+	}
+	cLoop := os.Getenv("XDPHASH_BENCH_XDPDRAIN")
+	if cLoop != "" {
+		contenders = append(contenders, func() afxdpRound { return cRound(b, cLoop, lab.Host, rxCPU, perRound) })
+	}
+	var bare, pipe, c, ratio, cRatio []float64
 	var pipeTotal afxdpRound
 	b.ResetTimer()
 	for round := range pinnedRounds {
-		var rb, rp afxdpRound
-		if round%2 == 0 {
-			rb = bareRound(b, cfg, rxCPU, perRound)
-			rp = pipelineRound(b, cfg, 1, &plan, perRound)
-		} else {
-			rp = pipelineRound(b, cfg, 1, &plan, perRound)
-			rb = bareRound(b, cfg, rxCPU, perRound)
+		r := make([]afxdpRound, len(contenders))
+		for k := range contenders {
+			i := (round + k) % len(contenders) // each goes first in turn
+			r[i] = contenders[i]()
 		}
+		rb, rp := r[0], r[1]
 		bare, pipe = append(bare, rb.mpps()), append(pipe, rp.mpps())
 		ratio = append(ratio, rp.mpps()/rb.mpps())
 		pipeTotal.add(rp)
 		b.Logf("round %d: bare %.3f Mpps (kernel drops %.1f%%), pipeline %.3f Mpps (kernel drops %.1f%%, ring drops %d): %.1f%%",
 			round, rb.mpps(), 100*rb.kernelDropShare(), rp.mpps(), 100*rp.kernelDropShare(), rp.ringDrops, 100*rp.mpps()/rb.mpps())
+		if cLoop != "" {
+			rc := r[2]
+			c, cRatio = append(c, rc.mpps()), append(cRatio, rp.mpps()/rc.mpps())
+			b.Logf("round %d: C %.3f Mpps (kernel drops %.1f%%): pipeline %.1f%% of it", round, rc.mpps(), 100*rc.kernelDropShare(), 100*rp.mpps()/rc.mpps())
+		}
 	}
 	b.StopTimer()
 	b.ReportMetric(median(pipe), "Mpps")
@@ -141,6 +158,10 @@ func benchAFXDPPinned(b *testing.B, rx source.RxMode) {
 	b.ReportMetric(100*median(ratio), "pct-of-bare")
 	b.ReportMetric(100*slices.Min(ratio), "pct-min")
 	b.ReportMetric(100*slices.Max(ratio), "pct-max")
+	if cLoop != "" {
+		b.ReportMetric(median(c), "C-Mpps")
+		b.ReportMetric(100*median(cRatio), "pct-of-C")
+	}
 	b.ReportMetric(float64(pipeTotal.ringDrops)/float64(max(1, pipeTotal.received)), "ring-drop-share")
 	b.ReportMetric(float64(pipeTotal.elapsed.Nanoseconds())/float64(pipeTotal.frames), "ns/op")
 }
@@ -162,6 +183,27 @@ func bareRound(b *testing.B, cfg source.AFXDPConfig, cpu int, n uint64) afxdpRou
 	st := q.Stats()
 	r.received, r.kernelDrops = st.Frames, st.KernelDrops()
 	return r
+}
+
+// cRound times n frames through the C receive loop at path (run as
+// "path IFACE CPU N"), which pins itself to cpu, times n frames after its
+// first and a warm-up as timeFrames does, and prints the frames and
+// nanoseconds timed, every frame it took, and its socket's rx_dropped,
+// rx_ring_full and rx_fill_ring_empty_descs.
+func cRound(b *testing.B, path, iface string, cpu int, n uint64) afxdpRound {
+	ctx, cancel := context.WithTimeout(context.Background(), roundLimit)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, path, iface, strconv.Itoa(cpu), strconv.FormatUint(n, 10)).Output()
+	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
+		b.Fatalf("C receive loop %s: %v: %s", path, err, ee.Stderr)
+	} else if err != nil {
+		b.Fatalf("C receive loop %s: %v", path, err)
+	}
+	var frames, ns, received, dropped, full, fillEmpty uint64
+	if _, err := fmt.Sscan(string(out), &frames, &ns, &received, &dropped, &full, &fillEmpty); err != nil {
+		b.Fatalf("C receive loop %s printed %q: %v", path, out, err)
+	}
+	return afxdpRound{frames: frames, timedReceived: frames, elapsed: time.Duration(ns), received: received, kernelDrops: dropped + full}
 }
 
 // bareLoop is the bare receive loop on one CPU: it pins its thread to cpu,
