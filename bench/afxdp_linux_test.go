@@ -129,7 +129,7 @@ func benchAFXDPPinned(b *testing.B, rx source.RxMode) {
 	}
 	cLoop := os.Getenv("XDPHASH_BENCH_XDPDRAIN")
 	if cLoop != "" {
-		contenders = append(contenders, func() afxdpRound { return cRound(b, cLoop, lab.Host, rxCPU, perRound) })
+		contenders = append(contenders, func() afxdpRound { return cRound(b, cLoop, lab.Host, rxCPU, rx, perRound) })
 	}
 	var bare, pipe, c, ratio, cRatio []float64
 	var pipeTotal afxdpRound
@@ -186,14 +186,15 @@ func bareRound(b *testing.B, cfg source.AFXDPConfig, cpu int, n uint64) afxdpRou
 }
 
 // cRound times n frames through the C receive loop at path (run as
-// "path IFACE CPU N"), which pins itself to cpu, times n frames after its
+// "path IFACE CPU N MODE", MODE spin or poll as rx: how it waits on an
+// empty ring), which pins itself to cpu, times n frames after its
 // first and a warm-up as timeFrames does, and prints the frames and
 // nanoseconds timed, every frame it took, and its socket's rx_dropped,
 // rx_ring_full and rx_fill_ring_empty_descs.
-func cRound(b *testing.B, path, iface string, cpu int, n uint64) afxdpRound {
+func cRound(b *testing.B, path, iface string, cpu int, rx source.RxMode, n uint64) afxdpRound {
 	ctx, cancel := context.WithTimeout(context.Background(), roundLimit)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, path, iface, strconv.Itoa(cpu), strconv.FormatUint(n, 10)).Output()
+	out, err := exec.CommandContext(ctx, path, iface, strconv.Itoa(cpu), strconv.FormatUint(n, 10), string(rx)).Output()
 	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
 		b.Fatalf("C receive loop %s: %v: %s", path, err, ee.Stderr)
 	} else if err != nil {
