@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/xdphash/xdphash/pipeline"
 	"github.com/xdphash/xdphash/pipeline/source"
 	"github.com/xdphash/xdphash/pktgen"
+	"github.com/xdphash/xdphash/queues"
 	"github.com/xdphash/xdphash/runstats"
 )
 
@@ -380,12 +382,18 @@ func drainRound(b *testing.B, cfg source.AFXDPConfig, n uint64) afxdpRound {
 func pipelineRound(b *testing.B, cfg source.AFXDPConfig, workers int, plan *pipeline.CPUPlan, n uint64) afxdpRound {
 	src := openRound(b, cfg)
 	defer src.Close() // on b.Fatal; a second Close changes nothing
+	mk, err := queues.ConsumerConfig{}.New("fifo")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var served atomic.Uint64
 	e, err := pipeline.NewEngine(pipeline.EngineConfig{
-		Source:   src,
-		Steering: hash.SteerConfig{Workers: workers, Key: benchKey},
-		Flags:    dissect.DefaultFlags,
-		Gates:    dissect.AllGates,
-		Plan:     plan,
+		Source:      src,
+		Steering:    hash.SteerConfig{Workers: workers, Key: benchKey},
+		Flags:       dissect.DefaultFlags,
+		Gates:       dissect.AllGates,
+		Plan:        plan,
+		NewConsumer: func(int) queues.Consumer { return countingConsumer{mk(), &served} },
 	})
 	if err != nil {
 		b.Fatal(err)
@@ -393,15 +401,14 @@ func pipelineRound(b *testing.B, cfg source.AFXDPConfig, workers int, plan *pipe
 	ctx, cancel := context.WithTimeout(context.Background(), roundLimit)
 	defer cancel()
 	done := xdptest.Go(func() (*runstats.RunStats, error) { return e.Run(ctx) })
-	r := timeFrames(b, n, func() (served, received uint64) {
-		s := e.Stats()
-		for _, w := range s.Workers {
-			served += w.Consumer.Dequeued
+	// The counters as the bare loop's round reads them: no Engine.Stats,
+	// which allocates and takes the workers' locks.
+	r := timeFrames(b, n, func() (uint64, uint64) {
+		var received uint64
+		for _, q := range src.Queues() {
+			received += q.Stats().Frames
 		}
-		for _, q := range s.Queues {
-			received += q.Stats.Frames
-		}
-		return served, received
+		return served.Load(), received
 	})
 	cancel()
 	res := <-done
@@ -417,6 +424,20 @@ func pipelineRound(b *testing.B, cfg source.AFXDPConfig, workers int, plan *pipe
 		r.ringDrops += n
 	}
 	return r
+}
+
+// countingConsumer is a consumer that also adds what it serves to served,
+// for a round to read while the engine runs.
+type countingConsumer struct {
+	queues.Consumer
+	served *atomic.Uint64
+}
+
+func (c countingConsumer) Dequeue(now int64, budget queues.Budget, out []queues.Record) []queues.Record {
+	n := len(out)
+	out = c.Consumer.Dequeue(now, budget, out)
+	c.served.Add(uint64(len(out) - n))
+	return out
 }
 
 // timeFrames waits for the first frame and warmUp, then times n more frames
