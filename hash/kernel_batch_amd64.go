@@ -11,6 +11,16 @@ import (
 // have AVX2.
 var useAVX2 = cpu.X86.HasAVX2
 
+// Offsets sip4AVX2 reads the keys at (go_asm.h names them const_…): a key's
+// size in a slice of keys, and where its hashed region starts. Only the
+// assembly uses them.
+const (
+	//lint:ignore U1000 used by kernel_batch_amd64.s
+	keysSize = len(dissect.FlowKeys{})
+	//lint:ignore U1000 used by kernel_batch_amd64.s
+	regionStart = dissect.HashOffset
+)
+
 // sip4AVX2 sets hashes[idx[k]], for k 0..3, to what Kernel{k0, k1}.Hash
 // returns for keys[idx[k]], four keys of one class (classNone, classIPv4 or
 // classIPv6; idx[k] < len(keys)) in the four lanes of one vector

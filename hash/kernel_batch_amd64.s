@@ -1,3 +1,4 @@
+#include "go_asm.h"
 #include "textflag.h"
 
 // BCAST defines a 32-byte constant: v in each of the four 64-bit lanes.
@@ -20,9 +21,9 @@ BCAST(finalff, $0xff)
 
 // The last word of each region: no tail bytes (every region length is a
 // multiple of 8) and the length in the top byte.
-BCAST(lenNone, $0x2800000000000000)
-BCAST(lenIPv4, $0x3000000000000000)
-BCAST(lenIPv6, $0x4800000000000000)
+BCAST(lenNone, $(const_regionNone<<56))
+BCAST(lenIPv4, $(const_regionIPv4<<56))
+BCAST(lenIPv6, $(const_regionIPv6<<56))
 
 // The low 32 bits, and the sign bit that makes a signed compare an
 // unsigned one.
@@ -120,10 +121,10 @@ TEXT ·sip4AVX2(SB), NOSPLIT, $0-48
 	MOVQ   8(DX), BX
 	MOVQ   16(DX), R12
 	MOVQ   24(DX), DX
-	IMUL3Q $80, AX, R8
-	IMUL3Q $80, BX, R9
-	IMUL3Q $80, R12, R10
-	IMUL3Q $80, DX, R11
+	IMUL3Q $const_keysSize, AX, R8
+	IMUL3Q $const_keysSize, BX, R9
+	IMUL3Q $const_keysSize, R12, R10
+	IMUL3Q $const_keysSize, DX, R11
 
 	VPBROADCASTQ k0+0(FP), Y0
 	VPBROADCASTQ k1+8(FP), Y1
@@ -134,7 +135,7 @@ TEXT ·sip4AVX2(SB), NOSPLIT, $0-48
 
 	// Words 0..3 of the region (keys bytes 8..39): n_proto, ip_proto and
 	// the flow label; the VLAN and customer VLAN; the key id and ports.
-	LOAD4(8, Y6, Y7, Y8, Y9, Y10, Y11, Y12, Y13)
+	LOAD4(const_regionStart, Y6, Y7, Y8, Y9, Y10, Y11, Y12, Y13)
 	WORD(Y6)
 	WORD(Y7)
 	WORD(Y8)
@@ -157,11 +158,11 @@ TEXT ·sip4AVX2(SB), NOSPLIT, $0-48
 	// IPv6: words 4..8 (keys bytes 40..79) hold the ICMP word, then the
 	// source and destination, 16 bytes each from byte 44, and the tail
 	// padding.
-	LOAD4(40, Y6, Y7, Y8, Y9, Y10, Y11, Y12, Y13)
-	VMOVQ       72(SI)(R8*1), X10
-	VPINSRQ     $1, 72(SI)(R9*1), X10, X10
-	VMOVQ       72(SI)(R10*1), X11
-	VPINSRQ     $1, 72(SI)(R11*1), X11, X11
+	LOAD4(const_wordICMP, Y6, Y7, Y8, Y9, Y10, Y11, Y12, Y13)
+	VMOVQ       const_wordAddr4(SI)(R8*1), X10
+	VPINSRQ     $1, const_wordAddr4(SI)(R9*1), X10, X10
+	VMOVQ       const_wordAddr4(SI)(R10*1), X11
+	VPINSRQ     $1, const_wordAddr4(SI)(R11*1), X11, X11
 	VINSERTI128 $1, X11, Y10, Y10
 
 	// The addresses' halves as big-endian values, sign-flipped for the
@@ -209,10 +210,10 @@ TEXT ·sip4AVX2(SB), NOSPLIT, $0-48
 ipv4:
 	// IPv4: words 4 and 5 (keys bytes 40..55) are the ICMP word and the
 	// source, then the destination and 4 bytes of padding.
-	VMOVDQU     40(SI)(R8*1), X10
-	VINSERTI128 $1, 40(SI)(R10*1), Y10, Y10
-	VMOVDQU     40(SI)(R9*1), X11
-	VINSERTI128 $1, 40(SI)(R11*1), Y11, Y11
+	VMOVDQU     const_wordICMP(SI)(R8*1), X10
+	VINSERTI128 $1, const_wordICMP(SI)(R10*1), Y10, Y10
+	VMOVDQU     const_wordICMP(SI)(R9*1), X11
+	VINSERTI128 $1, const_wordICMP(SI)(R11*1), Y11, Y11
 	VPUNPCKLQDQ Y11, Y10, Y6
 	VPUNPCKHQDQ Y11, Y10, Y7
 
@@ -234,10 +235,10 @@ none:
 	// Without addresses (and the ports as they are): words 3 and 4 (keys
 	// bytes 32..47).
 	WORD(Y9)
-	VMOVQ   40(SI)(R8*1), X10
-	VPINSRQ $1, 40(SI)(R9*1), X10, X10
-	VMOVQ   40(SI)(R10*1), X11
-	VPINSRQ $1, 40(SI)(R11*1), X11, X11
+	VMOVQ   const_wordICMP(SI)(R8*1), X10
+	VPINSRQ $1, const_wordICMP(SI)(R9*1), X10, X10
+	VMOVQ   const_wordICMP(SI)(R10*1), X11
+	VPINSRQ $1, const_wordICMP(SI)(R11*1), X11, X11
 	VINSERTI128 $1, X11, Y10, Y10
 	WORD(Y10)
 	WORD(lenNone<>(SB))
