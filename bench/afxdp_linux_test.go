@@ -5,6 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"os/exec"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +22,7 @@ import (
 	"github.com/xdphash/xdphash/pipeline"
 	"github.com/xdphash/xdphash/pipeline/source"
 	"github.com/xdphash/xdphash/pktgen"
+	"github.com/xdphash/xdphash/queues"
 	"github.com/xdphash/xdphash/runstats"
 )
 
@@ -56,6 +63,169 @@ func BenchmarkAFXDPPipeline(b *testing.B) {
 			b.Run(fmt.Sprintf("queues=%d/rx=%s", queues, rx), func(b *testing.B) {
 				benchAFXDPPipeline(b, queues, rx)
 			})
+		}
+	}
+}
+
+// BenchmarkAFXDPPinned is issue 28's comparison: the whole pipeline on one
+// CPU against the bare receive loop on the same CPU, in interleaved rounds.
+//
+//   - pipeline: AF_XDP on the one queue of a veth lab's Host end (native
+//     XDP), dissect, hash and steer to one fifo worker, on the CPU plan
+//     that `xdphash run` makes when the kernel's receive work runs on
+//     another CPU: the receive loop placed on the receiving CPU, with one
+//     Go processor, so that it steps the worker itself (pipeline.PlanCPUs);
+//   - bare: bareLoop, a goroutine pinned to the same CPU that takes frames
+//     off the same kind of socket and gives them back to the fill ring, and
+//     does nothing else.
+//
+// The generator (pktgen's xdp mode, the simple profile, one thread) runs on
+// the first allowed CPU, which also runs the queue's kernel receive work
+// (its XDP_TX frames arrive on Host's queue 0 there); the receivers run on
+// the second. Each of pinnedRounds rounds runs both contenders, in turn
+// first, each on fresh sockets, and times b.N/pinnedRounds frames
+// (timeFrames). Mpps and bare-Mpps are the medians over the rounds,
+// pct-of-bare the median of the rounds' pipeline/bare ratios (min and max
+// beside it), ns/op the pipeline's time per frame over all rounds; the
+// rounds are logged (-test.v). With XDPHASH_BENCH_XDPDRAIN naming a C
+// receive loop built outside the tree (docs/afxdp.md has its source and
+// build), it runs as a third contender in every round (cRound), and
+// C-Mpps and pct-of-C are its median and the pipeline's median ratio to it.
+//
+//	go test -c -o /tmp/bench.test ./bench
+//	cd bench && /tmp/bench.test -test.run '^$' -test.bench AFXDPPinned -test.benchtime 7000000x -test.v
+func BenchmarkAFXDPPinned(b *testing.B) {
+	for _, rx := range []source.RxMode{source.RxSpin, source.RxPoll} {
+		b.Run("rx="+string(rx), func(b *testing.B) { benchAFXDPPinned(b, rx) })
+	}
+}
+
+// pinnedRounds is BenchmarkAFXDPPinned's rounds: odd, for a median.
+const pinnedRounds = 7
+
+func benchAFXDPPinned(b *testing.B, rx source.RxMode) {
+	cpus, err := kernel.AllowedCPUs()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if len(cpus) < 2 {
+		xdptest.Unavailable(b, "the generator and the receivers need a CPU each; this process may use %v", cpus)
+	}
+	genCPU, rxCPU := cpus[0], cpus[1]
+	lab := xdptest.NewLab(b, vethlab.Config{Queues: 1})
+	stop := startGenerator(b, lab, []int{genCPU})
+	defer stop()
+
+	cfg := source.AFXDPConfig{Iface: lab.Host, Mode: source.XDPNative, RxMode: rx}
+	plan := pipeline.PlanCPUs(pipeline.CPUInput{
+		Loops: 1, Workers: 1, Procs: 1, KernelFed: true, RxMode: rx,
+		Allowed: []int{genCPU, rxCPU}, KernelCPUs: []int{genCPU},
+	})
+	if !slices.Equal(plan.PlaceCPUs, []int{rxCPU}) || !plan.LoopsStepWorkers {
+		b.Fatalf("CPU plan %v: want the receive loop on CPU %d, stepping its worker", plan.Why, rxCPU)
+	}
+	perRound := max(1, uint64(b.N)/pinnedRounds)
+	contenders := []func() afxdpRound{
+		func() afxdpRound { return bareRound(b, cfg, rxCPU, perRound) },
+		func() afxdpRound { return pipelineRound(b, cfg, 1, &plan, perRound) },
+	}
+	cLoop := os.Getenv("XDPHASH_BENCH_XDPDRAIN")
+	if cLoop != "" {
+		contenders = append(contenders, func() afxdpRound { return cRound(b, cLoop, lab.Host, rxCPU, rx, perRound) })
+	}
+	var bare, pipe, c, ratio, cRatio []float64
+	var pipeTotal afxdpRound
+	b.ResetTimer()
+	for round := range pinnedRounds {
+		r := make([]afxdpRound, len(contenders))
+		for k := range contenders {
+			i := (round + k) % len(contenders) // each goes first in turn
+			r[i] = contenders[i]()
+		}
+		rb, rp := r[0], r[1]
+		bare, pipe = append(bare, rb.mpps()), append(pipe, rp.mpps())
+		ratio = append(ratio, rp.mpps()/rb.mpps())
+		pipeTotal.add(rp)
+		b.Logf("round %d: bare %.3f Mpps (kernel drops %.1f%%), pipeline %.3f Mpps (kernel drops %.1f%%, ring drops %d): %.1f%%",
+			round, rb.mpps(), 100*rb.kernelDropShare(), rp.mpps(), 100*rp.kernelDropShare(), rp.ringDrops, 100*rp.mpps()/rb.mpps())
+		if cLoop != "" {
+			rc := r[2]
+			c, cRatio = append(c, rc.mpps()), append(cRatio, rp.mpps()/rc.mpps())
+			b.Logf("round %d: C %.3f Mpps (kernel drops %.1f%%): pipeline %.1f%% of it", round, rc.mpps(), 100*rc.kernelDropShare(), 100*rp.mpps()/rc.mpps())
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(median(pipe), "Mpps")
+	b.ReportMetric(median(bare), "bare-Mpps")
+	b.ReportMetric(100*median(ratio), "pct-of-bare")
+	b.ReportMetric(100*slices.Min(ratio), "pct-min")
+	b.ReportMetric(100*slices.Max(ratio), "pct-max")
+	if cLoop != "" {
+		b.ReportMetric(median(c), "C-Mpps")
+		b.ReportMetric(100*median(cRatio), "pct-of-C")
+	}
+	b.ReportMetric(float64(pipeTotal.ringDrops)/float64(max(1, pipeTotal.received)), "ring-drop-share")
+	b.ReportMetric(float64(pipeTotal.elapsed.Nanoseconds())/float64(pipeTotal.frames), "ns/op")
+}
+
+// bareRound times n frames through bareLoop on cpu.
+func bareRound(b *testing.B, cfg source.AFXDPConfig, cpu int, n uint64) afxdpRound {
+	src := openRound(b, cfg)
+	defer src.Close() // on b.Fatal; a second Close changes nothing
+	q := src.Queues()[0]
+	done := make(chan error, 1)
+	go func() { done <- bareLoop(q, cpu) }()
+	r := timeFrames(b, n, func() (uint64, uint64) {
+		got := q.Stats().Frames
+		return got, got
+	})
+	if err := errors.Join(src.Close(), <-done); err != nil {
+		b.Fatal(err)
+	}
+	st := q.Stats()
+	r.received, r.kernelDrops = st.Frames, st.KernelDrops()
+	return r
+}
+
+// cRound times n frames through the C receive loop at path (run as
+// "path IFACE CPU N MODE", MODE spin or poll as rx: how it waits on an
+// empty ring), which pins itself to cpu, times n frames after its
+// first and a warm-up as timeFrames does, and prints the frames and
+// nanoseconds timed, every frame it took, and its socket's rx_dropped,
+// rx_ring_full and rx_fill_ring_empty_descs.
+func cRound(b *testing.B, path, iface string, cpu int, rx source.RxMode, n uint64) afxdpRound {
+	ctx, cancel := context.WithTimeout(context.Background(), roundLimit)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, path, iface, strconv.Itoa(cpu), strconv.FormatUint(n, 10), string(rx)).Output()
+	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
+		b.Fatalf("C receive loop %s: %v: %s", path, err, ee.Stderr)
+	} else if err != nil {
+		b.Fatalf("C receive loop %s: %v", path, err)
+	}
+	var frames, ns, received, dropped, full, fillEmpty uint64
+	if _, err := fmt.Sscan(string(out), &frames, &ns, &received, &dropped, &full, &fillEmpty); err != nil {
+		b.Fatalf("C receive loop %s printed %q: %v", path, out, err)
+	}
+	return afxdpRound{frames: frames, timedReceived: frames, elapsed: time.Duration(ns), received: received, kernelDrops: dropped + full}
+}
+
+// bareLoop is the bare receive loop on one CPU: it pins its thread to cpu,
+// then takes batches off q (each Receive gives the previous batch's frames
+// back to the fill ring) and does nothing with them, until q's source is
+// closed. The thread stays locked, so that it ends with the goroutine and
+// its affinity with it.
+func bareLoop(q source.QueueSource, cpu int) error {
+	runtime.LockOSThread()
+	if err := kernel.SetAffinity(cpu); err != nil {
+		return err
+	}
+	b := source.NewBatch(source.DefaultAFXDPBatch)
+	for {
+		if err := q.Receive(b); err != nil {
+			if errors.Is(err, source.ErrClosed) {
+				return nil
+			}
+			return err
 		}
 	}
 }
@@ -117,7 +287,10 @@ func benchAFXDPPipeline(b *testing.B, queues int, rx source.RxMode) {
 
 	cfg := source.AFXDPConfig{Iface: lab.Host, Mode: source.XDPNative, RxMode: rx}
 	perRound := max(1, uint64(b.N)/benchRounds)
-	contenders := [2]func(*testing.B, source.AFXDPConfig, uint64) afxdpRound{drainRound, pipelineRound}
+	pipe2 := func(b *testing.B, cfg source.AFXDPConfig, n uint64) afxdpRound {
+		return pipelineRound(b, cfg, benchWorkers, nil, n)
+	}
+	contenders := [2]func(*testing.B, source.AFXDPConfig, uint64) afxdpRound{drainRound, pipe2}
 	var drain, pipe afxdpRound
 	totals := [2]*afxdpRound{&drain, &pipe}
 	b.ResetTimer()
@@ -204,15 +377,23 @@ func drainRound(b *testing.B, cfg source.AFXDPConfig, n uint64) afxdpRound {
 	return r
 }
 
-// pipelineRound times n frames through the engine.
-func pipelineRound(b *testing.B, cfg source.AFXDPConfig, n uint64) afxdpRound {
+// pipelineRound times n frames through the engine with workers fifo
+// workers, on plan (nil: the engine's own).
+func pipelineRound(b *testing.B, cfg source.AFXDPConfig, workers int, plan *pipeline.CPUPlan, n uint64) afxdpRound {
 	src := openRound(b, cfg)
 	defer src.Close() // on b.Fatal; a second Close changes nothing
+	mk, err := queues.ConsumerConfig{}.New("fifo")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var served atomic.Uint64
 	e, err := pipeline.NewEngine(pipeline.EngineConfig{
-		Source:   src,
-		Steering: hash.SteerConfig{Workers: benchWorkers, Key: benchKey},
-		Flags:    dissect.DefaultFlags,
-		Gates:    dissect.AllGates,
+		Source:      src,
+		Steering:    hash.SteerConfig{Workers: workers, Key: benchKey},
+		Flags:       dissect.DefaultFlags,
+		Gates:       dissect.AllGates,
+		Plan:        plan,
+		NewConsumer: func(int) queues.Consumer { return countingConsumer{mk(), &served} },
 	})
 	if err != nil {
 		b.Fatal(err)
@@ -220,15 +401,14 @@ func pipelineRound(b *testing.B, cfg source.AFXDPConfig, n uint64) afxdpRound {
 	ctx, cancel := context.WithTimeout(context.Background(), roundLimit)
 	defer cancel()
 	done := xdptest.Go(func() (*runstats.RunStats, error) { return e.Run(ctx) })
-	r := timeFrames(b, n, func() (served, received uint64) {
-		s := e.Stats()
-		for _, w := range s.Workers {
-			served += w.Consumer.Dequeued
+	// The counters as the bare loop's round reads them: no Engine.Stats,
+	// which allocates and takes the workers' locks.
+	r := timeFrames(b, n, func() (uint64, uint64) {
+		var received uint64
+		for _, q := range src.Queues() {
+			received += q.Stats().Frames
 		}
-		for _, q := range s.Queues {
-			received += q.Stats.Frames
-		}
-		return served, received
+		return served.Load(), received
 	})
 	cancel()
 	res := <-done
@@ -244,6 +424,20 @@ func pipelineRound(b *testing.B, cfg source.AFXDPConfig, n uint64) afxdpRound {
 		r.ringDrops += n
 	}
 	return r
+}
+
+// countingConsumer is a consumer that also adds what it serves to served,
+// for a round to read while the engine runs.
+type countingConsumer struct {
+	queues.Consumer
+	served *atomic.Uint64
+}
+
+func (c countingConsumer) Dequeue(now int64, budget queues.Budget, out []queues.Record) []queues.Record {
+	n := len(out)
+	out = c.Consumer.Dequeue(now, budget, out)
+	c.served.Add(uint64(len(out) - n))
+	return out
 }
 
 // timeFrames waits for the first frame and warmUp, then times n more frames

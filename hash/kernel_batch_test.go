@@ -67,9 +67,10 @@ func checkBatchPath(t *testing.T, h Kernel, keys []dissect.FlowKeys) {
 	}
 }
 
-// TestHashBatchMatchesHash: every batch length up to 13 (fewer than four
-// keys of a length are left over from the vector hash), over random keys of mixed address types in both directions, with
-// equal addresses and equal IPv6 high halves among them.
+// TestHashBatchMatchesHash: every batch length up to 13 (so that one, two
+// and three keys of a length are left over from the vector hash's fours),
+// over random keys of mixed address types in both directions, with equal
+// addresses, equal ports and equal IPv6 high halves among them.
 func TestHashBatchMatchesHash(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	h := NewKernel(RandomKey())
@@ -78,13 +79,16 @@ func TestHashBatchMatchesHash(t *testing.T) {
 			keys := make([]dissect.FlowKeys, n)
 			for i := range keys {
 				k := randomKeys(rng, batchAddrTypes[rng.IntN(len(batchAddrTypes))])
-				switch rng.IntN(4) {
-				case 0:
+				switch rng.IntN(6) {
+				case 0: // IPv6 addresses equal: only the ports decide
 					copy(k[dissect.OffAddrs+16:dissect.OffAddrs+32], k[dissect.OffAddrs:dissect.OffAddrs+16])
-				case 1:
+				case 1: // IPv6 addresses equal in their first 8 bytes
 					copy(k[dissect.OffIPv6Dst:dissect.OffIPv6Dst+8], k[dissect.OffIPv6Src:dissect.OffIPv6Src+8])
 				case 2:
 					k = reverse(k)
+				case 3: // IPv4 addresses equal, and the ports
+					copy(k[dissect.OffIPv4Dst:dissect.OffIPv4Dst+4], k[dissect.OffIPv4Src:dissect.OffIPv4Src+4])
+					copy(k[dissect.OffPorts+2:dissect.OffPorts+4], k[dissect.OffPorts:dissect.OffPorts+2])
 				}
 				if rng.IntN(4) == 0 { // no ports and no label: l4 false
 					binary.LittleEndian.PutUint32(k[dissect.OffPorts:], 0)

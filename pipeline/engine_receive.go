@@ -193,13 +193,28 @@ func (r *receiver) process(b *source.Batch) {
 		r.reorder.batch(r.index, true)
 		r.buckets.batch(now)
 	}
+	// The batch's slices, resliced to its length, and what stays the same
+	// for the whole batch, in locals: the loop then carries no bounds checks
+	// on them and reloads nothing through r.
+	frames := b.Frames
+	n := len(frames)
 	plain := len(b.Meta) == 0 && r.dev.plain
+	var (
+		paths  []dissect.Path
+		hashes []uint32
+		l4s    []bool
+	)
 	if plain {
 		r.dissectBatch(b)
+		paths, hashes, l4s = r.paths[:n], r.hashes[:n], r.l4[:n]
+		r.dev.sources[r.dev.own] += uint64(n) // every plain frame's hash is ours
 	} else {
-		r.grow(len(b.Frames))
+		r.grow(n)
 	}
-	for i, frame := range b.Frames {
+	keysOf, wireLens := r.keys[:n], b.WireLen[:n]
+	stamped := len(b.Meta) > 0 && !r.virtual
+	own, sampler, capture, fl := r.dev.own, r.e.cfg.Sampler, r.e.cfg.Capture, r.fl
+	for i, frame := range frames {
 		arrival := now
 		if r.virtual {
 			// Arrivals never go back (captures may): the worker's clock is
@@ -210,11 +225,11 @@ func (r *receiver) process(b *source.Batch) {
 				r.buckets.cross(arrival)
 			}
 		}
-		if !r.virtual && i < len(b.Meta) && b.Meta[i].HasTimestamp() {
+		if stamped && i < len(b.Meta) && b.Meta[i].HasTimestamp() {
 			arrival = r.dev.arrival(b.Meta[i].Timestamp, now, r.last)
 		}
 		r.last = arrival
-		wireLen := b.WireLen[i]
+		wireLen := wireLens[i]
 		r.frames++
 		r.bytes += uint64(wireLen)
 
@@ -222,30 +237,30 @@ func (r *receiver) process(b *source.Batch) {
 			path dissect.Path
 			h    uint32
 			l4   bool
-			hsrc = r.dev.own
+			hsrc = own
 		)
-		keys := &r.keys[i]
+		keys := &keysOf[i]
 		if plain {
-			path, h, l4 = r.paths[i], r.hashes[i], r.l4[i]
+			path, h, l4 = paths[i], hashes[i], l4s[i]
 		} else {
 			meta := &r.dev.none
 			if len(b.Meta) > i {
 				meta = &b.Meta[i]
 			}
 			path, h, l4, hsrc = r.hashMeta(frame, meta, keys)
+			r.dev.sources[hsrc]++
 		}
-		r.dev.sources[hsrc]++
 		var w int
 		if r.buckets != nil {
 			w = r.buckets.steer(r.steer, h, r.queue, wireLen)
 		} else {
 			w = r.steer.Worker(h, r.queue)
 		}
-		if r.e.cfg.Sampler != nil {
-			r.e.cfg.Sampler.offer(r.index, frame, r.dev.tag(b, i), h, w, r.queue)
+		if sampler != nil {
+			sampler.offer(r.index, frame, r.dev.tag(b, i), h, w, r.queue)
 		}
-		if c := r.e.cfg.Capture; c != nil {
-			r.captureFrame(c, b, i, arrival, h, hsrc, l4, path, w)
+		if capture != nil {
+			r.captureFrame(capture, b, i, arrival, h, hsrc, l4, path, w)
 		}
 		o := &r.out[w]
 		if o.n >= o.free {
@@ -260,7 +275,7 @@ func (r *receiver) process(b *source.Batch) {
 		}
 		// The backlog as the kernel reads it: what the worker had not taken
 		// at the batch's start, plus this batch's records so far.
-		if r.fl != nil && r.fl.Limited(h, o.ring.Cap()-o.free+o.n, r.maxBacklog) {
+		if fl != nil && fl.Limited(h, o.ring.Cap()-o.free+o.n, r.maxBacklog) {
 			o.limited++
 			continue
 		}

@@ -23,45 +23,52 @@ func NewFIFO(limit int) *FIFO {
 	return &FIFO{buf: make([]Record, max(limit, 1))}
 }
 
-// Enqueue appends the records that fit and drops the rest.
+// Enqueue appends the records that fit and drops the rest. The records go
+// in with at most two copies (the ring may wrap), not one at a time: a
+// worker moves every packet through here.
 func (q *FIFO) Enqueue(recs []Record, _ int64) {
-	for i := range recs {
-		if q.n == len(q.buf) {
-			q.dropped += uint64(len(recs) - i)
-			q.drops.addAll(recs[i:])
-			return
-		}
-		t := q.head + q.n
-		if t >= len(q.buf) {
-			t -= len(q.buf)
-		}
-		q.buf[t] = recs[i]
-		q.n++
-		q.enqueued++
+	k := min(len(recs), len(q.buf)-q.n)
+	t := q.head + q.n
+	if t >= len(q.buf) {
+		t -= len(q.buf)
+	}
+	c := copy(q.buf[t:], recs[:k])
+	copy(q.buf, recs[c:k])
+	q.n += k
+	q.enqueued += uint64(k)
+	if k < len(recs) {
+		q.dropped += uint64(len(recs) - k)
+		q.drops.addAll(recs[k:])
 	}
 }
 
 // Dequeue serves records in arrival order while the budget lasts. A byte
-// budget is spent down to zero: the last packet served may overdraw it.
+// budget is spent down to zero: the last packet served may overdraw it. It
+// counts the records the budget allows first, then appends them with at
+// most two copies.
 func (q *FIFO) Dequeue(_ int64, budget Budget, out []Record) []Record {
-	bytes := budget.Bytes
-	for served := 0; q.n > 0; served++ {
-		if budget.Packets > 0 && served >= budget.Packets {
-			break
-		}
-		if budget.Bytes > 0 && bytes <= 0 {
-			break
-		}
-		r := &q.buf[q.head]
-		bytes -= int64(r.Len)
-		out = append(out, *r)
-		q.head++
-		if q.head == len(q.buf) {
-			q.head = 0
-		}
-		q.n--
-		q.dequeued++
+	k := q.n
+	if budget.Packets > 0 {
+		k = min(k, budget.Packets)
 	}
+	if budget.Bytes > 0 {
+		bytes, i, j := budget.Bytes, 0, q.head
+		for ; i < k && bytes > 0; i++ {
+			bytes -= int64(q.buf[j].Len)
+			if j++; j == len(q.buf) {
+				j = 0
+			}
+		}
+		k = i
+	}
+	first := q.buf[q.head:min(q.head+k, len(q.buf))]
+	out = append(out, first...)
+	out = append(out, q.buf[:k-len(first)]...)
+	if q.head += k; q.head >= len(q.buf) {
+		q.head -= len(q.buf)
+	}
+	q.n -= k
+	q.dequeued += uint64(k)
 	return out
 }
 

@@ -1,6 +1,7 @@
 package queues
 
 import (
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -60,6 +61,53 @@ func TestFIFOWrap(t *testing.T) {
 				t.Fatalf("served %d, want %d", r.Arrival, next)
 			}
 			next++
+		}
+	}
+}
+
+// TestFIFOMatchesModel runs a small FIFO through random batches and budgets
+// (packets, bytes, both, none) with records of random length, wrapping its
+// ring again and again, against a slice that serves one record at a time by
+// the rules of Dequeue's doc: the same records served, in the same order,
+// the same drops and counters.
+func TestFIFOMatchesModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	const limit = 7
+	q := NewFIFO(limit)
+	var model []Record
+	var arrival int64
+	var dropped uint64
+	for step := range 5000 {
+		in := make([]Record, rng.IntN(limit+3))
+		for i := range in {
+			in[i] = Record{Arrival: arrival, Len: uint32(1 + rng.IntN(200))}
+			arrival++
+		}
+		q.Enqueue(in, 0)
+		fit := min(len(in), limit-len(model))
+		model = append(model, in[:fit]...)
+		dropped += uint64(len(in) - fit)
+
+		var budget Budget
+		if rng.IntN(2) == 0 {
+			budget.Packets = rng.IntN(limit + 2)
+		}
+		if rng.IntN(2) == 0 {
+			budget.Bytes = int64(rng.IntN(600))
+		}
+		got := q.Dequeue(0, budget, nil)
+		var want []Record
+		bytes := budget.Bytes
+		for len(model) > 0 && (budget.Packets <= 0 || len(want) < budget.Packets) && (budget.Bytes <= 0 || bytes > 0) {
+			bytes -= int64(model[0].Len)
+			want, model = append(want, model[0]), model[1:]
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("step %d, budget %+v: served %v, want %v", step, budget, got, want)
+		}
+		st := q.Stats()
+		if q.Backlog() != len(model) || st.Drops[runstats.DropOverlimit] != dropped || st.Enqueued != st.Dequeued+uint64(len(model)) {
+			t.Fatalf("step %d: backlog %d, stats %+v; want backlog %d, %d dropped", step, q.Backlog(), st, len(model), dropped)
 		}
 	}
 }
