@@ -52,6 +52,9 @@ type Config struct {
 	CPUs, MemoryMB int
 	// RXHash turns the device's receive hash on in the guest.
 	RXHash bool
+	// RSSTable, when set, is the indirection table the guest gives the
+	// device before the steps (guest.Config.RSSTable).
+	RSSTable []uint32
 	// Steps are what the guest runs (guest.Step).
 	Steps []guest.Step
 	// Timeout bounds the guest's whole life, boot to power-off (default 6
@@ -119,7 +122,7 @@ func New(cfg Config) (_ *Lab, err error) {
 			l.Close()
 		}
 	}()
-	gcfg := guest.Config{Iface: "eth0", Queues: cfg.Queues, RXHash: cfg.RXHash, Steps: cfg.Steps}
+	gcfg := guest.Config{Iface: "eth0", Queues: cfg.Queues, RXHash: cfg.RXHash, RSSTable: cfg.RSSTable, Steps: cfg.Steps}
 	initrd := filepath.Join(l.Dir, "initrd.cpio")
 	if err := writeInitramfs(initrd, cfg.Binary, cfg.Kernel, gcfg); err != nil {
 		return nil, fmt.Errorf("virtio lab: %w", err)
