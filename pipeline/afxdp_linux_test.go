@@ -1,11 +1,16 @@
 package pipeline
 
 import (
+	"context"
 	"errors"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/xdphash/xdphash/dissect"
+	"github.com/xdphash/xdphash/hash"
 	"github.com/xdphash/xdphash/internal/kernel"
 	"github.com/xdphash/xdphash/internal/vethlab"
 	"github.com/xdphash/xdphash/internal/xdptest"
@@ -72,4 +77,60 @@ func TestOpenPlannedAFXDP(t *testing.T) {
 			t.Errorf("OpenPlannedAFXDP of a missing interface = %v, %v; want ErrNoInterface", a, err)
 		}
 	})
+}
+
+// TestRunStopTakesTheRings delivers frames to the AF_XDP rings of a run
+// that is stopped before it takes any (its context is done when it starts,
+// as after a SIGINT that came while the kernel delivered): the run takes
+// what the rings hold before its loops end, so that every frame delivered is
+// received, and the accounting balances.
+func TestRunStopTakesTheRings(t *testing.T) {
+	lab := xdptest.NewLab(t, vethlab.Config{Queues: 2})
+	src, err := source.OpenAFXDP(source.AFXDPConfig{Iface: lab.Host, Mode: source.XDPNative, RxMode: source.RxPoll, Batch: 8, NoMetadata: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	var frames [][]byte
+	for len(frames) < 600 {
+		frames = append(frames, spreadFrames()...)
+	}
+	frames = frames[:600]
+	before := xdptest.HostRxPackets(t, lab)
+	xdptest.Send(t, lab, frames)
+	// The host end counts a frame once its XDP program ran: the frame is
+	// then on a ring. Nothing signals it, so the counter is polled, for 5 s
+	// at most.
+	for deadline := time.Now().Add(5 * time.Second); xdptest.HostRxPackets(t, lab)-before < uint64(len(frames)); runtime.Gosched() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s received %d of %d frames after 5 s", lab.Host, xdptest.HostRxPackets(t, lab)-before, len(frames))
+		}
+	}
+	e, err := NewEngine(EngineConfig{
+		Source:   src,
+		Steering: hash.SteerConfig{Workers: 2, Key: testKey},
+		Flags:    dissect.DefaultFlags,
+		Gates:    dissect.AllGates,
+		RingSize: 1024,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	st, err := e.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := st.Accounting
+	var kernelDrops uint64
+	for _, d := range a.KernelDrops {
+		kernelDrops += d
+	}
+	if a.Received != uint64(len(frames)) || kernelDrops != 0 || !a.Balanced {
+		t.Errorf("received %d, dropped before the loops %v; want all %d received, none dropped, balanced (%+v)", a.Received, a.KernelDrops, len(frames), a)
+	}
+	if got := xdptest.XDPAttached(t, lab.Host); got != "" {
+		t.Errorf("XDP program %q still attached after Run", got)
+	}
 }

@@ -288,17 +288,28 @@ func (e *Engine) Run(ctx context.Context) (*runstats.RunStats, error) {
 			}
 		})
 	}
-	// On cancellation the source is closed; Run waits for that Close to finish
-	// (for AF_XDP: the XDP program detached) before it returns.
+	// On cancellation the source is stopped: a Stopper's receive loops
+	// first take what it already holds (AF_XDP: the frames on the RX
+	// rings), then end; another source is closed at once. Run waits for the
+	// Close to finish (for AF_XDP: the XDP program detached) before it
+	// returns.
 	closed := make(chan struct{})
+	stopper, gentle := e.cfg.Source.(source.Stopper)
 	stop := context.AfterFunc(ctx, func() {
 		e.stop.Store(true)
-		_ = e.cfg.Source.Close()
+		if gentle {
+			stopper.Stop()
+		} else {
+			_ = e.cfg.Source.Close()
+		}
 		close(closed)
 	})
 	receivers.Wait()
 	if !stop() {
 		<-closed
+		if gentle {
+			_ = e.cfg.Source.Close()
+		}
 	}
 	workers.Wait()
 	end := e.clock() - base

@@ -116,14 +116,19 @@ func newRETAState(cfg *EngineConfig, loops int) (*retaState, error) {
 	if size == 0 {
 		size = hash.DefaultRETASize
 	}
-	valid := false
-	for _, s := range RETASizes {
-		valid = valid || s == size
+	var t *hash.RETA
+	var err error
+	if sc.RETATable != nil {
+		// A device's own table (run --reta-table device), of its size:
+		// NewRETAFromTable checks it.
+		size = len(sc.RETATable)
+		t, err = hash.NewRETAFromTable(sc.RETATable, sc.Workers)
+	} else {
+		if !slices.Contains(RETASizes, size) {
+			return nil, fmt.Errorf("%w: RETA size %d, want one of %v", ErrConfig, size, RETASizes)
+		}
+		t, err = hash.NewRETA(size, sc.Workers, sc.RETAWeights)
 	}
-	if !valid {
-		return nil, fmt.Errorf("%w: RETA size %d, want one of %v", ErrConfig, size, RETASizes)
-	}
-	t, err := hash.NewRETA(size, sc.Workers, sc.RETAWeights)
 	if err != nil {
 		return nil, err
 	}

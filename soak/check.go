@@ -119,6 +119,16 @@ func checkAccounting(sent uint64, l LinkDeltas, st *runstats.RunStats) Check {
 // the slow path and hashed with the run's key, gives the hash the receive
 // loop computed; and the worker it went to is the RPS map's CPU for that hash.
 func checkSamples(samples []pipeline.Sample, taken uint64, key hash.Key, workers int) (hashCheck, steerCheck Check, sum SampleSummary) {
+	k := hash.NewKernel(key)
+	return checkSampled(samples, taken, workers, func(keys *dissect.FlowKeys) uint32 {
+		h, _ := k.Hash(keys)
+		return h
+	})
+}
+
+// checkSampled is checkSamples with the run's hash of a frame's keys given
+// as rehash.
+func checkSampled(samples []pipeline.Sample, taken uint64, workers int, rehash func(*dissect.FlowKeys) uint32) (hashCheck, steerCheck Check, sum SampleSummary) {
 	hashCheck = Check{Name: "hash: sampled frames hash as the offline dissector says"}
 	steerCheck = Check{Name: "steering: sampled worker = RPS map of the sampled hash"}
 	sum.Taken, sum.Checked = taken, len(samples)
@@ -131,7 +141,6 @@ func checkSamples(samples []pipeline.Sample, taken uint64, key hash.Key, workers
 		hashCheck.Detail, steerCheck.Detail = err.Error(), err.Error()
 		return hashCheck, steerCheck, sum
 	}
-	k := hash.NewKernel(key)
 	var keys dissect.FlowKeys
 	var firstHash, firstSteer string
 	for _, s := range samples {
@@ -140,8 +149,7 @@ func checkSamples(samples []pipeline.Sample, taken uint64, key hash.Key, workers
 			continue
 		}
 		dissect.DissectFrameTagged(&keys, s.Frame, s.Tag, dissect.DefaultFlags)
-		h, _ := k.Hash(&keys)
-		if h != s.Hash {
+		if h := rehash(&keys); h != s.Hash {
 			sum.HashMismatch++
 			if firstHash == "" {
 				firstHash = fmt.Sprintf("; first: queue %d frame %x: loop hash %#08x, offline %#08x", s.Queue, s.Frame, s.Hash, h)
@@ -161,7 +169,7 @@ func checkSamples(samples []pipeline.Sample, taken uint64, key hash.Key, workers
 	checked := sum.Checked - sum.Truncated
 	hashCheck.Pass = checked > 0 && sum.HashMismatch == 0
 	steerCheck.Pass = checked > 0 && sum.SteerMismatch == 0
-	hashCheck.Detail = fmt.Sprintf("%d samples taken, the last %d kept, %d re-hashed offline, %d mismatches, %d truncated%s",
+	hashCheck.Detail = fmt.Sprintf("%d samples taken, %d kept, %d re-hashed offline, %d mismatches, %d truncated%s",
 		taken, sum.Checked, checked, sum.HashMismatch, sum.Truncated, firstHash)
 	steerCheck.Detail = fmt.Sprintf("%d samples, %d mismatches (%d workers)%s", checked, sum.SteerMismatch, workers, firstSteer)
 	return hashCheck, steerCheck, sum

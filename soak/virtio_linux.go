@@ -2,6 +2,7 @@ package soak
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -16,8 +17,15 @@ import (
 	"github.com/xdphash/xdphash/runstats"
 )
 
-// guestRunJSON is where the guest's xdphash run writes its statistics.
-const guestRunJSON = "/tmp/run.json"
+// Where the guest's xdphash run writes its statistics and its first
+// frames (the samples of the hash and steering checks), and where it serves
+// its metrics (the memory check's).
+const (
+	guestRunJSON    = "/tmp/run.json"
+	guestFrames     = "/tmp/frames.pcapng"
+	guestMetrics    = "127.0.0.1:9464"
+	guestMetricsURL = "http://" + guestMetrics + "/metrics"
+)
 
 // runVirtio is Run with Config.Lab virtio: the pipeline runs as `xdphash
 // run` inside a virtio lab guest on its virtio-net device (native XDP, the
@@ -50,7 +58,7 @@ func runVirtio(ctx context.Context, cfg Config) (_ *Result, err error) {
 	args := []string{guest.InitPath, "run", "--iface", "eth0", "--queues", "all", "--xdp-mode", "native",
 		"--hash", "toeplitz", "--rss-key", "device", "--check-device-hash", "--check-device-queue",
 		"--workers", strconv.Itoa(cfg.Workers), "--consumer", cfg.Consumer, "--ring-size", strconv.Itoa(cfg.RingSize),
-		"--out", guestRunJSON}
+		"--out", guestRunJSON, "--write", guestFrames, "--write-count", strconv.Itoa(virtioSamples), "--metrics-addr", guestMetrics, "--stop-on-eof"}
 	// The NIC model of the device-hash check copies the lab's QEMU.
 	quirks, err := virtiolab.NICQuirks()
 	if err != nil {
@@ -61,7 +69,7 @@ func runVirtio(ctx context.Context, cfg Config) (_ *Result, err error) {
 	}
 	lab, err := virtiolab.New(virtiolab.Config{
 		Kernel: k, Binary: cfg.GuestBinary, Queues: cfg.Queues, RXHash: true,
-		Steps: []guest.Step{{Args: args, Ready: "xdp program", ResetRSS: true, Files: []string{guestRunJSON},
+		Steps: []guest.Step{{Args: args, Ready: "xdp program", ResetRSS: true, StopOnEOF: true, Metrics: guestMetricsURL, Files: []string{guestRunJSON, guestFrames},
 			Timeout: cfg.Duration + 4*time.Minute}},
 		Timeout: cfg.Duration + 6*time.Minute,
 	})
@@ -123,17 +131,29 @@ func runVirtio(ctx context.Context, cfg Config) (_ *Result, err error) {
 		PeerTxPackets: after.TxPackets - before.TxPackets, PeerTxDropped: after.TxDropped - before.TxDropped,
 		HostRxPackets: ifc.After["rx_packets"] - ifc.Before["rx_packets"], HostRxDropped: ifc.After["rx_dropped"] - ifc.Before["rx_dropped"],
 	}
-	guestCheck := Check{Name: "guest: xdphash run on the virtio-net device ended cleanly", Pass: step.Exit == guest.StoppedExit && step.Error == "" && res.Stats != nil,
+	guestCheck := Check{Name: "guest: xdphash run on the virtio-net device ended cleanly", Pass: step.Exit == 0 && step.Error == "" && res.Stats != nil,
 		Detail: fmt.Sprintf("guest %s (%s): /init at %v of guest time, eth0 up at %v, %d of %d queues; xdphash run exit %d %s",
 			gr.Report.Kernel, k.Package, gr.Report.InitUptime.Round(time.Millisecond), gr.Report.IfaceUp.Round(time.Millisecond),
 			ifc.Combined, ifc.MaxCombined, step.Exit, step.Error)}
 	if !guestCheck.Pass {
 		guestCheck.Detail += "\n" + lastLines(step.Stderr, 10)
 	}
+	key, err := hex.DecodeString(ifc.RSSKey)
+	if err != nil || len(key) == 0 {
+		return nil, fmt.Errorf("soak: the guest reported no RSS key (%q): %v", ifc.RSSKey, err)
+	}
+	hc, sc, sum := checkVirtioSamples(gr.Files[guestFrames], key, cfg.Workers)
+	res.Samples = sum
+	res.Memory = guestMemory(step.Memory)
+	mc := checkMemory(res.Memory)
+	if step.MemoryErrors > 0 {
+		mc.Detail += fmt.Sprintf("; %d reads of the guest's metrics failed, the first: %s", step.MemoryErrors, step.MemoryError)
+	}
 	// A profile's frames are all IP, which the device hashes; a capture may
 	// hold frames it does not (ARP, runts), which the checks leave out.
 	everyFrame := cfg.Pcap == ""
-	res.Checks = []Check{guestCheck, checkVirtioAccounting(gen.Frames, res.Links, res.Stats), checkDeviceEquality(res.Stats, everyFrame), checkDeviceQueue(res.Stats, everyFrame)}
+	res.Checks = []Check{guestCheck, checkVirtioAccounting(gen.Frames, res.Links, res.Stats), hc, sc, mc,
+		checkDeviceEquality(res.Stats, everyFrame), checkDeviceQueue(res.Stats, everyFrame)}
 	return res, nil
 }
 

@@ -23,11 +23,13 @@ import (
 
 // TestSoakVirtio runs the soak in the virtio lab with the corpus's frames
 // as a capture (--pcap: every shape the dissector knows, mutations,
-// truncations), 4 queue pairs, at up to 10 kpps for 2.5 s, and every check
-// must pass: the guest's run, the accounting from the generator to the
-// engine, and, for every frame the device hashed, the device hash and the
-// queue. (The profile's frames go through the device in
-// internal/virtiolab's TestDeviceHashAndQueue.)
+// truncations), 4 queue pairs, at up to 10 kpps for 5 s, and every check
+// must pass: the guest's run (ended as asked, exit 0), the accounting from
+// the generator to the engine, the sampled frames' hash and worker
+// recomputed here, the guest run's memory and goroutines, and, for every
+// frame the device hashed, the device hash and the queue. (The profile's
+// frames go through the device in internal/virtiolab's
+// TestDeviceHashAndQueue.)
 func TestSoakVirtio(t *testing.T) {
 	xdptest.RequireRoot(t)
 	if _, err := exec.LookPath(virtiolab.QEMU); err != nil {
@@ -35,7 +37,7 @@ func TestSoakVirtio(t *testing.T) {
 	}
 	cfg := Config{
 		Lab: LabVirtio, GuestBinary: xdptest.XdphashBinary(t),
-		Duration: 2500 * time.Millisecond, Queues: 4, Workers: 2, Rate: DefaultVirtioRate, Pcap: corpusPcap(t),
+		Duration: 5 * time.Second, Queues: 4, Workers: 2, Rate: DefaultVirtioRate, Pcap: corpusPcap(t),
 	}
 	res, err := Run(context.Background(), cfg)
 	if errors.Is(err, kernel.ErrReceiverStalled) {
@@ -54,10 +56,13 @@ func TestSoakVirtio(t *testing.T) {
 			t.Errorf("check failed: %s", c.Name)
 		}
 	}
-	// How many frames go in 2.5 s depends on the machine's load: the test
+	// How many frames go in 5 s depends on the machine's load: the test
 	// asserts counts that must agree, not how many there were.
-	if len(res.Checks) != 4 || res.Generator.Frames == 0 {
-		t.Errorf("%d checks, %d frames sent; want 4 checks on the frames sent", len(res.Checks), res.Generator.Frames)
+	if len(res.Checks) != 7 || res.Generator.Frames == 0 {
+		t.Errorf("%d checks, %d frames sent; want 7 checks on the frames sent", len(res.Checks), res.Generator.Frames)
+	}
+	if res.Samples.Checked == 0 || len(res.Memory) == 0 {
+		t.Errorf("%d samples checked, %d memory samples; want the guest's frames and memory", res.Samples.Checked, len(res.Memory))
 	}
 	if err := res.WriteFiles(t.TempDir()); err != nil {
 		t.Error(err)

@@ -63,6 +63,7 @@ type runOptions struct {
 	gates       gatesFlag
 
 	duration    time.Duration
+	stopOnEOF   bool // --stop-on-eof
 	ringSize    int
 	flowLimit   int
 	consumer    string
@@ -152,7 +153,8 @@ their queue, device hash and what xdphash made of them.
 than the wall clock: the run goes as fast as the machine allows and, with one
 queue and no --flow-limit, gives the same report every time.
 
-The run lasts --duration, until the source ends, or until SIGINT or SIGTERM. A
+The run lasts --duration, until the source ends, until SIGINT or SIGTERM
+(exit 130), or with --stop-on-eof until standard input ends (exit 0). A
 status line on stderr (when it is a terminal) shows the rates; at the end a
 summary goes to stdout and the full statistics, as JSON, to --out. Every
 frame is accounted for: received = processed + each counted drop.`,
@@ -190,6 +192,7 @@ frame is accounted for: received = processed + each counted drop.`,
 	opts.rebalance.addFlags(f)
 	f.Var(&opts.gates, "gates", "fast-path gates: shapes (eth_ip,vlan,qinq,pppoe,mpls,ipip,gre), all, none or auto")
 	f.DurationVar(&opts.duration, "duration", 0, "stop after this long (0: when the source ends, or on SIGINT/SIGTERM)")
+	f.BoolVar(&opts.stopOnEOF, "stop-on-eof", false, "stop, as asked (exit 0), when standard input ends: for a parent process that drives the run")
 	f.IntVar(&opts.ringSize, "ring-size", opts.ringSize, "netdev_max_backlog of each receive queue -> worker ring")
 	f.IntVar(&opts.flowLimit, "flow-limit", 0, "RPS flow limit table length (flow_limit_table_len, e.g. 4096; 0: off)")
 	f.StringVar(&opts.consumer, "consumer", opts.consumer, "queueing discipline behind each worker: "+strings.Join(queues.ConsumerNames, ", "))
@@ -603,6 +606,9 @@ func runRun(cmd *cobra.Command, log *slog.Logger, o *runOptions) (err error) {
 		ctx, cancel = context.WithTimeout(ctx, o.duration)
 		defer cancel()
 	}
+	if o.stopOnEOF {
+		ctx = stopOnEOF(ctx, cmd.InOrStdin())
+	}
 	if o.metricsAddr != "" {
 		addr, err := metrics.Serve(ctx, o.metricsAddr, engine.Stats)
 		if err != nil {
@@ -648,6 +654,17 @@ func runRun(cmd *cobra.Command, log *slog.Logger, o *runOptions) (err error) {
 		return &exitError{code: exitInterrupted, err: runErr}
 	}
 	return runErr
+}
+
+// stopOnEOF is ctx, done also once in ends: what in holds is read and
+// dropped. A stop so asked is not an interrupt: the run exits 0.
+func stopOnEOF(ctx context.Context, in io.Reader) context.Context {
+	ctx, stop := context.WithCancel(ctx)
+	go func() {
+		_, _ = io.Copy(io.Discard, in)
+		stop()
+	}()
+	return ctx
 }
 
 func writeRunStats(out *pendingOutput, stats *runstats.RunStats) error {

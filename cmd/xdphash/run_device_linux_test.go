@@ -3,9 +3,12 @@
 package main
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -71,30 +74,40 @@ func untaggedCorpus() [][]byte {
 }
 
 // runWhileSending runs xdphash run on the lab's host end with args and,
-// once its XDP program is attached, sends each frame twice from the peer, in
-// chunks the veth ring takes; it returns the run's statistics, its stdout
-// and exit status, and the frames sent.
+// once the run is about to start its engine (its sockets are bound: it says
+// so when it serves its metrics), sends each frame twice from the peer, in
+// chunks the veth ring takes; once the host end has counted every frame (it
+// has then run the XDP program on it: the frame is on an AF_XDP ring, or
+// counted as dropped), it ends the run's input, which stops the run as
+// asked, and it returns the run's statistics, its stdout and exit status,
+// and the frames sent.
 func (d *deviceLab) runWhileSending(t *testing.T, frames [][]byte, args ...string) (*runstats.RunStats, string, int, int) {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "run.json")
-	type result struct {
-		stdout, stderr string
-		code           int
+	in, feed := io.Pipe()
+	defer feed.Close()
+	var stdout bytes.Buffer
+	var stderr xdptest.Output
+	root := newRootCmd()
+	root.SetIn(in)
+	root.SetOut(&stdout)
+	root.SetErr(&stderr)
+	// Rings that hold every frame sent: a run starved of CPU (a loaded
+	// machine, GOMAXPROCS=1) may take them only at its stop, and loses none.
+	ring := "16384"
+	if len(frames)*2 > 16384 {
+		t.Fatalf("%d frames to send twice: more than the rings hold", len(frames))
 	}
-	done := make(chan result, 1)
-	args = append([]string{"run", "--iface", d.lab.Host, "--duration", "3s", "--workers", "2", "--hash-key", kunitKey,
-		"--rx-mode", "poll", "--out", out}, args...)
-	go func() {
-		stdout, stderr, code := runXdphash(t, nil, args...)
-		done <- result{stdout, stderr, code}
-	}()
-	for deadline := time.Now().Add(5 * time.Second); xdptest.XDPAttached(t, d.lab.Host) == ""; {
-		if time.Now().After(deadline) {
-			t.Fatalf("no XDP program on %s after 5 s: %+v", d.lab.Host, <-done)
-		}
-		time.Sleep(10 * time.Millisecond)
+	args = append([]string{"run", "--iface", d.lab.Host, "--stop-on-eof", "--workers", "2", "--hash-key", kunitKey,
+		"--rx-mode", "poll", "--xdp-ring-size", ring, "--frames", ring, "--metrics-addr", "127.0.0.1:0", "--out", out}, args...)
+	done := make(chan int, 1)
+	go func() { done <- run(root, args) }()
+	select {
+	case <-stderr.Seen("serving metrics"):
+	case code := <-done:
+		t.Fatalf("the run ended with %d before it started:\n%s", code, stderr.String())
 	}
-	time.Sleep(100 * time.Millisecond) // the sockets bind after the program attaches
+	before := xdptest.HostRxPackets(t, d.lab)
 	to := &unix.SockaddrLinklayer{Ifindex: d.lab.PeerIndex}
 	sent := 0
 	for i, f := range frames {
@@ -110,11 +123,25 @@ func (d *deviceLab) runWhileSending(t *testing.T, frames [][]byte, args ...strin
 			time.Sleep(time.Millisecond)
 		}
 	}
-	r := <-done
-	if r.code == exitFailure {
-		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	// The counter signals nothing: it is polled, for 10 s at most.
+	for deadline := time.Now().Add(10 * time.Second); xdptest.HostRxPackets(t, d.lab)-before < uint64(sent); runtime.Gosched() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s counted %d of the %d frames sent after 10 s", d.lab.Host, xdptest.HostRxPackets(t, d.lab)-before, sent)
+		}
 	}
-	return xdptest.ReadJSON[runstats.RunStats](t, out), r.stdout, r.code, sent
+	feed.Close()
+	bound := time.NewTimer(time.Minute)
+	defer bound.Stop()
+	var code int
+	select {
+	case code = <-done:
+	case <-bound.C:
+		t.Fatal("the run still runs a minute after its input ended")
+	}
+	if code == exitFailure {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout.String(), stderr.String())
+	}
+	return xdptest.ReadJSON[runstats.RunStats](t, out), stdout.String(), code, sent
 }
 
 // TestRunCheckDeviceHash sends every corpus frame without an in-band tag

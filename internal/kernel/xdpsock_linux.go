@@ -272,6 +272,16 @@ func (s *XSK) heldFrames() int { return len(s.held) }
 // Free: see heldFrames.
 func (s *XSK) Free() int { return len(s.free) }
 
+// Pending is the number of frames the kernel has put on the RX ring that no
+// Receive has taken yet. It may be called until Close or Shutdown, by the
+// goroutine that calls Receive or under the same lock.
+func (s *XSK) Pending() int {
+	if s.fd < 0 {
+		return 0
+	}
+	return s.sock.NumReceived()
+}
+
 // Wait blocks in poll(2) until the RX ring has frames or Wake is called.
 func (s *XSK) Wait() error {
 	_, err := s.WaitFor(-1)

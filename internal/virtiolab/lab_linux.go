@@ -192,20 +192,35 @@ func (l *Lab) startInNS(initrd string) (err error) {
 // qemuArgs is QEMU's command line. ctrl_vlan=off: with the VLAN filter
 // feature the device drops every tagged frame whose VLAN the guest has not
 // registered, before the guest sees it and without a counter.
+//
+// EnvQEMUTrace, when set, names QEMU trace events (a comma-separated list of
+// patterns, as -trace enable= takes them, e.g. virtio_queue_notify,virtqueue_pop)
+// that QEMU logs to qemu-trace.log in the lab's directory: for a look
+// inside the device (keep the directory with XDPHASH_LAB_KEEP=1).
 func (l *Lab) qemuArgs(initrd string) []string {
 	c := l.cfg
-	return []string{
+	var trace []string
+	if events := os.Getenv(EnvQEMUTrace); events != "" {
+		for ev := range strings.SplitSeq(events, ",") {
+			trace = append(trace, "-trace", "enable="+ev)
+		}
+		trace = append(trace, "-D", filepath.Join(l.Dir, "qemu-trace.log"))
+	}
+	return append(trace,
 		"-accel", "tcg,thread=multi", "-cpu", "max",
 		"-smp", strconv.Itoa(c.CPUs), "-m", strconv.Itoa(c.MemoryMB),
 		"-kernel", c.Kernel.Vmlinuz, "-initrd", initrd,
 		"-append", "console=ttyS0 panic=-1 loglevel=4",
 		"-display", "none", "-no-reboot", "-nodefaults",
 		"-chardev", "stdio,id=con,signal=off", "-serial", "chardev:con",
-		"-serial", "file:" + filepath.Join(l.Dir, "results"),
+		"-serial", "file:"+filepath.Join(l.Dir, "results"),
 		"-netdev", fmt.Sprintf("tap,id=n0,ifname=%s,script=no,downscript=no,queues=%d,vhost=off", l.Tap, c.Queues),
 		"-device", fmt.Sprintf("virtio-net-pci,netdev=n0,mq=on,vectors=%d,rss=on,hash=on,ctrl_vlan=off,rx_queue_size=1024,mac=%s", 2*c.Queues+2, GuestMAC),
-	}
+	)
 }
+
+// EnvQEMUTrace names the QEMU trace events a lab logs (Lab.qemuArgs).
+const EnvQEMUTrace = "XDPHASH_LAB_QEMU_TRACE"
 
 // makeTap creates a persistent multi-queue tap in the calling thread's
 // namespace, for QEMU to open: it goes with the namespace.

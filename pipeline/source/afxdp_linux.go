@@ -30,7 +30,11 @@ type AFXDP struct {
 	queues   []*afxdpQueue
 	sources  []QueueSource
 
-	closed   atomic.Bool // set first thing in Close: Receive calls return
+	closed atomic.Bool // set first thing in Close: Receive calls return
+	// stopping is set by Stop: Receive takes what its ring holds, at most
+	// drainMax frames, and then returns ErrClosed.
+	stopping atomic.Bool
+	drainMax int
 	closeMu  sync.Mutex
 	isClosed bool // guarded by closeMu
 	closeErr error
@@ -56,6 +60,8 @@ type afxdpQueue struct {
 	// checked is the clock when Receive last checked that the interface
 	// exists (guarded by mu).
 	checked int64
+	// drained is the frames handed out since Stop (guarded by mu).
+	drained int
 
 	// Counted per batch, read by Stats from any goroutine.
 	frames, bytes atomic.Uint64
@@ -127,7 +133,7 @@ func openAFXDP(cfg AFXDPConfig) (_ *AFXDP, err error) {
 			cfg.Iface, ErrAFXDPConfig, cfg.FrameSize, ifi.MTU, need, kernel.XSKHeadroom, hint)
 	}
 
-	s := &AFXDP{iface: cfg.Iface, mode: cfg.Mode, rxMode: cfg.RxMode}
+	s := &AFXDP{iface: cfg.Iface, mode: cfg.Mode, rxMode: cfg.RxMode, drainMax: cfg.RingSize}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -220,11 +226,32 @@ func (s *AFXDP) Program() kernel.RedirectChoice { return s.choice }
 // 5.9), which a process killed before Close leaves attached.
 func (s *AFXDP) ViaLink() bool { return s.viaLink }
 
-// Close ends every Receive (they return ErrClosed), closes the sockets,
-// detaches the XDP program and closes it and its map. A queue whose caller
-// still holds the frames of its last batch keeps its UMEM mapped until its
-// next Receive, so that those frames stay readable. Close is safe to call more
-// than once and from any goroutine.
+// Stop ends the run gently: from now on each queue's Receive no longer
+// waits, but hands out the frames the kernel already put on its RX ring, and
+// returns ErrClosed once the ring is empty, or once it has handed out a
+// ring's worth of frames since Stop (the kernel may keep filling it). Frames
+// still on a ring at Close are counted as unreceived (QueueStats.Unreceived).
+// Close still undoes the setup. Stop is safe to call more than once, from any
+// goroutine, and after Close (it then does nothing).
+func (s *AFXDP) Stop() {
+	s.closeMu.Lock()
+	defer s.closeMu.Unlock()
+	if s.isClosed || s.stopping.Swap(true) {
+		return
+	}
+	for _, q := range s.queues {
+		// A failed wake-up leaves a Receive in poll(2) until its next
+		// aliveCheck, when it sees Stop: the stop takes longer, that is all.
+		_ = q.xsk.Wake()
+	}
+}
+
+// Close ends every Receive (they return ErrClosed), detaches the XDP program
+// and closes it and its map, counts the frames left on each RX ring as
+// unreceived, and closes the sockets. A queue whose caller still holds the
+// frames of its last batch keeps its UMEM mapped until its next Receive, so
+// that those frames stay readable. Close is safe to call more than once and
+// from any goroutine.
 func (s *AFXDP) Close() error {
 	s.closeMu.Lock()
 	defer s.closeMu.Unlock()
@@ -237,11 +264,12 @@ func (s *AFXDP) Close() error {
 	for _, q := range s.queues {
 		errs = append(errs, q.xsk.Wake())
 	}
-	for _, q := range s.queues {
-		errs = append(errs, q.close())
-	}
+	// Detached first, so that no frame lands on a ring after its count.
 	if s.redirect != nil {
 		errs = append(errs, s.redirect.Close())
+	}
+	for _, q := range s.queues {
+		errs = append(errs, q.close())
 	}
 	if err := errors.Join(errs...); err != nil {
 		s.closeErr = fmt.Errorf("close AF_XDP on %s: %w", s.iface, err)
@@ -257,6 +285,7 @@ func (q *afxdpQueue) close() error {
 	q.statsMu.Lock()
 	defer q.statsMu.Unlock()
 	st := q.liveStats()
+	st.Unreceived = uint64(q.xsk.Pending())
 	q.final = &st
 	q.shut = true
 	if q.holding {
@@ -281,7 +310,8 @@ const (
 // time the batch was taken off the ring: AF_XDP in copy mode carries no
 // timestamp (the device's RX timestamp, where it gives one, is in b.Meta).
 // Under the metadata program, b.Meta holds each frame's metadata, read from
-// the UMEM headroom in front of the frame.
+// the UMEM headroom in front of the frame. After Stop it no longer waits
+// (see Stop).
 func (q *afxdpQueue) Receive(b *Batch) error {
 	b.Reset()
 	limit := q.batch
@@ -304,8 +334,24 @@ func (q *afxdpQueue) Receive(b *Batch) error {
 			q.mu.Unlock()
 			return ErrClosed
 		}
-		if n = q.xsk.Receive(limit); n > 0 {
+		stopping := q.src.stopping.Load()
+		take := limit
+		if stopping {
+			take = min(limit, q.src.drainMax-q.drained)
+		}
+		if take > 0 {
+			n = q.xsk.Receive(take)
+		}
+		if stopping {
+			q.drained += n
+		}
+		if n > 0 {
 			break
+		}
+		if stopping {
+			// The ring is empty, or a ring's worth was taken since Stop.
+			q.mu.Unlock()
+			return ErrClosed
 		}
 		// An idle queue checks now and then that its interface is still
 		// there: a deleted interface's socket just stays silent.

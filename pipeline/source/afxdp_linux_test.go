@@ -407,3 +407,87 @@ func TestAFXDPKilled(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// waitPending waits until the queue's RX ring holds n frames that no Receive
+// took: the ring signals nothing a test can wait on without taking them, so
+// it is polled, for 5 s at most.
+func waitPending(t *testing.T, q QueueSource, n int) {
+	t.Helper()
+	aq := q.(*afxdpQueue)
+	for deadline := time.Now().Add(5 * time.Second); ; runtime.Gosched() {
+		aq.mu.Lock()
+		got := aq.xsk.Pending()
+		aq.mu.Unlock()
+		if got == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("queue %d: %d frames on the RX ring after 5 s, want %d", aq.Queue(), got, n)
+		}
+	}
+}
+
+// TestAFXDPStopTakesTheRing delivers frames to the RX ring, stops the
+// source, and receives: every frame on the ring is handed out, without a
+// wait, then Receive returns ErrClosed. Stopped after one batch and closed,
+// the source counts the frames left on the ring as unreceived.
+func TestAFXDPStopTakesTheRing(t *testing.T) {
+	for _, mode := range []RxMode{RxPoll, RxSpin} {
+		t.Run(string(mode)+"/drained", func(t *testing.T) {
+			lab := xdptest.NewLab(t, vethlab.Config{Queues: 1})
+			src := openSource(t, AFXDPConfig{Iface: lab.Host, Mode: XDPNative, RxMode: mode, Batch: 8})
+			frames := taggedFrames(4)
+			newPeerSender(t, lab).sendAll(t, frames)
+			q := src.Queues()[0]
+			waitPending(t, q, len(frames))
+			src.Stop()
+			var got []received
+			b := NewBatch(8)
+			for calls := 0; ; calls++ {
+				err := q.Receive(b)
+				for _, f := range b.Frames {
+					got = append(got, received{queue: q.Queue(), frame: bytes.Clone(f)})
+				}
+				if errors.Is(err, ErrClosed) {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if calls > len(frames) {
+					t.Fatalf("Receive still hands out frames after %d calls, %d frames sent", calls, len(frames))
+				}
+			}
+			checkReceived(t, frames, got)
+			if err := q.Receive(b); !errors.Is(err, ErrClosed) || b.Len() != 0 {
+				t.Errorf("Receive after the drain: %v with %d frames, want ErrClosed and none", err, b.Len())
+			}
+			if err := src.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if st := q.Stats(); st.Frames != uint64(len(frames)) || st.KernelDrops() != 0 {
+				t.Errorf("after Close: %d frames handed out, %d dropped or unreceived; want %d and 0", st.Frames, st.KernelDrops(), len(frames))
+			}
+		})
+	}
+	t.Run("closed with frames on the ring", func(t *testing.T) {
+		lab := xdptest.NewLab(t, vethlab.Config{Queues: 1})
+		src := openSource(t, AFXDPConfig{Iface: lab.Host, Mode: XDPNative, RxMode: RxPoll, Batch: 8})
+		frames := taggedFrames(4)
+		newPeerSender(t, lab).sendAll(t, frames)
+		q := src.Queues()[0]
+		waitPending(t, q, len(frames))
+		src.Stop()
+		b := NewBatch(8)
+		if err := q.Receive(b); err != nil || b.Len() != 8 {
+			t.Fatalf("first Receive after Stop: %v with %d frames, want a batch of 8", err, b.Len())
+		}
+		if err := src.Close(); err != nil {
+			t.Fatal(err)
+		}
+		st := q.Stats()
+		if st.Frames != 8 || st.Unreceived != uint64(len(frames)-8) || st.KernelDrops() != st.Unreceived {
+			t.Errorf("after Close: %d handed out, %d unreceived, %d dropped in all; want 8, %d, %d", st.Frames, st.Unreceived, st.KernelDrops(), len(frames)-8, len(frames)-8)
+		}
+	})
+}

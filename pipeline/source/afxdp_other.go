@@ -33,6 +33,9 @@ func (s *AFXDP) Info() Info { return Info{} }
 // Close does nothing.
 func (s *AFXDP) Close() error { return nil }
 
+// Stop does nothing.
+func (s *AFXDP) Stop() {}
+
 // Iface is "".
 func (s *AFXDP) Iface() string { return "" }
 

@@ -73,6 +73,15 @@ type Source interface {
 	Info() Info
 }
 
+// Stopper is a Source that can end a run without losing what it already
+// holds: after Stop, each queue's Receive hands out, without waiting, the
+// frames the source had taken in (a bounded number), then returns
+// ErrClosed. Close still undoes the setup, and counts what is left as
+// unreceived.
+type Stopper interface {
+	Stop()
+}
+
 // Info describes a source.
 type Info struct {
 	// Name is "afxdp:IFACE", "pcap:FILE" or "synthetic:PROFILE".

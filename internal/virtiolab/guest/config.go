@@ -72,11 +72,19 @@ type Step struct {
 	// contains Ready, the guest re-sets the device's RSS key and table
 	// (ResetRSS), prints ReadyMarker and waits for StopCommand; then it
 	// waits until the interface has received the frames the host sent (for
-	// two minutes at most) and has gone quiet, and stops the step with
-	// SIGINT, so that a receiver that ends as asked exits StoppedExit.
-	// Without Ready the step runs to its end.
-	Ready    string
-	ResetRSS bool
+	// two minutes at most) and has gone quiet, and stops the step: by
+	// closing its standard input when StopOnEOF (xdphash run --stop-on-eof,
+	// which then ends as asked, exit 0), with SIGINT otherwise (StoppedExit).
+	// A step the guest must stop for another reason (a timeout) gets SIGINT
+	// and an Error. Without Ready the step runs to its end.
+	Ready     string
+	ResetRSS  bool
+	StopOnEOF bool
+	// Metrics, when set, is the URL of a receiving step's Prometheus
+	// metrics (xdphash run --metrics-addr): the guest reads the step's Go
+	// memory and goroutines there once a second, from ready until the
+	// host's stop, into StepReport.Memory.
+	Metrics string
 	// Timeout bounds the step (guest time); 0 takes two minutes.
 	Timeout time.Duration
 	// Files are files the step writes that go back to the host.
@@ -116,9 +124,9 @@ type Iface struct {
 	DriverAfter  map[string]uint64 `json:"driver_after,omitempty"`
 }
 
-// StoppedExit is the exit status of a receiving step that ended as the
-// guest asked: xdphash's status after SIGINT (it writes what it measured
-// first).
+// StoppedExit is the exit status of a receiving step stopped with SIGINT:
+// xdphash's status after an interrupt (it writes what it measured first).
+// A step stopped through its input (Step.StopOnEOF) exits 0.
 const StoppedExit = 130
 
 // StepReport is how a step went.
@@ -130,4 +138,20 @@ type StepReport struct {
 	Stdout   string        `json:"stdout"`
 	Stderr   string        `json:"stderr"` // its last lines
 	Received uint64        `json:"iface_rx_packets"`
+	// Memory is what Step.Metrics said, once a second.
+	Memory []MemSample `json:"memory,omitempty"`
+	// MemoryErrors counts the reads of Step.Metrics that failed; MemoryError
+	// is the first failure.
+	MemoryErrors int    `json:"memory_errors,omitempty"`
+	MemoryError  string `json:"memory_error,omitempty"`
+}
+
+// MemSample is a receiving step's memory at a moment of guest uptime: the Go
+// runtime's figures that its metrics export (go_memstats_heap_inuse_bytes,
+// go_memstats_sys_bytes, go_goroutines).
+type MemSample struct {
+	Uptime     time.Duration `json:"uptime_ns"`
+	HeapInuse  uint64        `json:"heap_inuse"`
+	Sys        uint64        `json:"sys"`
+	Goroutines int           `json:"goroutines"`
 }

@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +18,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
@@ -169,6 +173,14 @@ func setupIface(cfg *Config, info *Iface) error {
 	if err := netlink.LinkSetUp(link); err != nil {
 		return fmt.Errorf("set %s up: %w", cfg.Iface, err)
 	}
+	// The loopback carries a step's metrics (Step.Metrics).
+	lo, err := netlink.LinkByName("lo")
+	if err == nil {
+		err = netlink.LinkSetUp(lo)
+	}
+	if err != nil {
+		return fmt.Errorf("set lo up: %w", err)
+	}
 	return nil
 }
 
@@ -177,8 +189,9 @@ func setupIface(cfg *Config, info *Iface) error {
 func setRSS(cfg *Config, info *Iface) error {
 	if r := cfg.RSS; r != nil {
 		if r.Key != nil || r.Table != nil {
+			// A nil key or table: the device keeps its own.
 			if err := kernel.WriteRSS(cfg.Iface, r.Key, r.Table); err != nil {
-				return err
+				return fmt.Errorf("set the RSS key and table of %s: %w", cfg.Iface, err)
 			}
 		}
 		for _, f := range r.Fields {
@@ -249,6 +262,18 @@ func runStep(i int, s Step, cfg *Config, info *Iface, stop <-chan uint64) StepRe
 		sr.Error = err.Error()
 		return sr
 	}
+	// The asked-for stop: SIGINT, or with StopOnEOF the end of the step's
+	// input.
+	askStop := func() { _ = cmd.Process.Signal(syscall.SIGINT) }
+	if s.StopOnEOF {
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			sr.Error = err.Error()
+			return sr
+		}
+		defer stdin.Close()
+		askStop = func() { _ = stdin.Close() }
+	}
 	fmt.Fprintf(os.Stderr, "virtiolab: step %d: %s\n", i, strings.Join(s.Args, " "))
 	if err := cmd.Start(); err != nil {
 		sr.Error = err.Error()
@@ -293,15 +318,19 @@ func runStep(i int, s Step, cfg *Config, info *Iface, stop <-chan uint64) StepRe
 					sr.Error = fmt.Sprintf("re-set RSS: %v", err)
 				}
 			}
+			endWatch := watchMemory(s.Metrics, &sr)
 			fmt.Fprintf(os.Stderr, "%s %d\n", ReadyMarker, i)
 			select {
 			case n := <-stop:
 				waitFrames(cfg.Iface, info.Before["rx_packets"]+n)
 				waitQuiet(cfg.Iface)
-				_ = cmd.Process.Signal(syscall.SIGINT)
+				endWatch()
+				askStop()
 			case waitErr = <-exited:
+				endWatch()
 				done = true
 			case <-timer.C:
+				endWatch()
 				sr.Error = "timed out waiting for the host's stop"
 				_ = cmd.Process.Signal(syscall.SIGINT)
 			}
@@ -338,6 +367,79 @@ func runStep(i int, s Step, cfg *Config, info *Iface, stop <-chan uint64) StepRe
 	}
 	fmt.Fprintf(os.Stderr, "virtiolab: step %d exit %d\n", i, sr.Exit)
 	return sr
+}
+
+// watchMemory reads the step's memory from its metrics at url once a
+// second into sr.Memory, until the returned function is called (which
+// waits for the last read to end). With no url it does nothing.
+func watchMemory(url string, sr *StepReport) (end func()) {
+	if url == "" {
+		return func() {}
+	}
+	done, ended := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(ended)
+		client := &http.Client{Timeout: 2 * time.Second}
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			m, err := readMemory(client, url)
+			if err != nil {
+				if sr.MemoryErrors++; sr.MemoryError == "" {
+					sr.MemoryError = err.Error()
+				}
+				continue
+			}
+			sr.Memory = append(sr.Memory, m)
+		}
+	}()
+	return func() {
+		close(done)
+		<-ended
+	}
+}
+
+// readMemory reads the Go runtime's memory figures and goroutine count
+// from the Prometheus metrics at url.
+func readMemory(client *http.Client, url string) (MemSample, error) {
+	m := MemSample{Uptime: uptime()}
+	resp, err := client.Get(url)
+	if err != nil {
+		return m, fmt.Errorf("read metrics: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return m, fmt.Errorf("read metrics %s: %s", url, resp.Status)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(io.LimitReader(resp.Body, 4<<20))
+	if err != nil {
+		return m, fmt.Errorf("read metrics %s: %w", url, err)
+	}
+	value := func(name string) (float64, error) {
+		f := families[name]
+		if f == nil || len(f.GetMetric()) != 1 {
+			return 0, fmt.Errorf("read metrics %s: no single %s", url, name)
+		}
+		mt := f.GetMetric()[0]
+		if g := mt.GetGauge(); g != nil {
+			return g.GetValue(), nil
+		}
+		return mt.GetUntyped().GetValue(), nil
+	}
+	var heap, sys, goroutines float64
+	if heap, err = value("go_memstats_heap_inuse_bytes"); err == nil {
+		if sys, err = value("go_memstats_sys_bytes"); err == nil {
+			goroutines, err = value("go_goroutines")
+		}
+	}
+	m.HeapInuse, m.Sys, m.Goroutines = uint64(heap), uint64(sys), int(goroutines)
+	return m, err
 }
 
 // waitFrames waits, for two minutes at most, until the interface has
