@@ -20,7 +20,23 @@ const MaxReDispatch = 15
 // buf is treated as one linear skb: a header read succeeds iff it ends within buf.
 func Dissect(keys *FlowKeys, buf []byte, proto uint16, nhoff int, flags Flags) bool {
 	*keys = FlowKeys{}
-	return walk(keys, buf, flags, proto, nhoff, 0)
+	return walk(keys, buf, flags, proto, nhoff, 0, nil)
+}
+
+// DissectDescend is Dissect under the opt-in descent policy d (see
+// Descent): the zero policy is Dissect.
+func DissectDescend(keys *FlowKeys, buf []byte, proto uint16, nhoff int, flags Flags, d Descent) bool {
+	*keys = FlowKeys{}
+	if d.IsZero() {
+		return walk(keys, buf, flags, proto, nhoff, 0, nil)
+	}
+	ds := descender{Descent: d}
+	return walk(keys, buf, flags, proto, nhoff, 0, &ds)
+}
+
+// DissectFrameDescend is DissectFrame under the descent policy d.
+func DissectFrameDescend(keys *FlowKeys, frame []byte, flags Flags, d Descent) bool {
+	return DissectDescend(keys, frame, EthProtocol(frame), EthernetHdrLen, flags, d)
 }
 
 // walkState is the state machine's state at the top of a round, where it
@@ -71,7 +87,7 @@ func packAt(ipProto uint8, ctl ControlFlags, numHdrs int, vlanLevel uint8, l4 bo
 // order: a switch over all the cases would search them. The hottest steps read their
 // fields by offset rather than through the views' accessors: an inlined
 // call leaves a NOP behind (its inlining mark).
-func walk(keys *FlowKeys, buf []byte, flags Flags, proto uint16, nhoff int, at walkAt) bool {
+func walk(keys *FlowKeys, buf []byte, flags Flags, proto uint16, nhoff int, at walkAt, ds *descender) bool {
 	var (
 		ipProto   uint8
 		ctl       ControlFlags
@@ -247,6 +263,14 @@ protoAgain:
 
 ipProtoAgain:
 	if ipProto != ipProtoTCP && ipProto != ipProtoUDP {
+		// Every L4 pass but a fragment's writes the ports word, zero for a
+		// protocol without ports: only a UDP tunnel's descent leaves
+		// non-zero ports behind it for this to clear. The IPv6 fragment
+		// header's own pass, which sets the fragment flag, clears them
+		// only where it fails (below).
+		if ctl&FlagIsFragment == 0 && (ipProto != ipProtoFragment || proto != EtherTypeIPv6) {
+			*(*[portsLen]byte)(keys[OffPorts:]) = [portsLen]byte{}
+		}
 		switch ipProto {
 		case ipProtoGRE:
 			if flags&FlagStopBeforeEncap != 0 {
@@ -350,6 +374,9 @@ ipProtoAgain:
 				goto outGood
 			}
 			if !fits(buf, nhoff, ipv6FragHdrLen) {
+				if ctl&FlagIsFragment == 0 {
+					*(*[portsLen]byte)(keys[OffPorts:]) = [portsLen]byte{}
+				}
 				goto outBad
 			}
 			b := (*[ipv6FragHdrLen]byte)(buf[nhoff:])
@@ -397,8 +424,23 @@ ipProtoAgain:
 	// pass that ends here wrote no other: the word still holds zero (a
 	// dissection starts it so, tunnel passes write zero), or what the
 	// extension header before read, for this protocol at this offset.
-	if ctl&FlagIsFragment == 0 && fits(buf, nhoff+poff, portsLen) {
-		*(*[portsLen]byte)(keys[OffPorts:]) = *(*[portsLen]byte)(buf[nhoff+poff:])
+	if ctl&FlagIsFragment == 0 {
+		if fits(buf, nhoff+poff, portsLen) {
+			*(*[portsLen]byte)(keys[OffPorts:]) = *(*[portsLen]byte)(buf[nhoff+poff:])
+		} else {
+			*(*[portsLen]byte)(keys[OffPorts:]) = [portsLen]byte{} // a tunnel's outer ports go
+		}
+		// The opt-in UDP tunnel descent (descent.go), after the ports of a
+		// UDP header that is no fragment, unless the caller stops at or
+		// before a tunnel.
+		if ds != nil && ipProto == ipProtoUDP && flags&(FlagStopAtEncap|FlagStopBeforeEncap) == 0 {
+			if t, p, off, ok := ds.udpEncap(buf, nhoff, proto == EtherTypeIPv4); ok {
+				ds.descended[t]++
+				proto, nhoff = p, off
+				ctl |= FlagEncapsulation
+				goto nextProto
+			}
+		}
 	}
 	// The exit written out here, not jumped to: the jump would first move
 	// the state into the registers the other ways in hold it in.
@@ -417,6 +459,12 @@ outGood:
 	return finish(keys, len(buf), nhoff, proto, ipProto, ctl, true)
 outBad:
 	return finish(keys, len(buf), nhoff, proto, ipProto, ctl, false)
+}
+
+// dissectWith is Dissect under the descent ds (nil: none).
+func dissectWith(keys *FlowKeys, buf []byte, proto uint16, nhoff int, flags Flags, ds *descender) bool {
+	*keys = FlowKeys{}
+	return walk(keys, buf, flags, proto, nhoff, 0, ds)
 }
 
 // finish is the exit of a good and a bad end alike (out_good, out_bad): the

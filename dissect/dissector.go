@@ -130,6 +130,10 @@ type Counters struct {
 	Shape [NumShapes]ShapeCounters
 	Other uint64 // slow-path runs for frames of no fast-path shape
 	Flips uint64 // gate changes made by auto mode
+	// Descended counts the slow path's descents into each UDP tunnel under
+	// the opt-in descent policy (SetDescent): a frame with a tunnel inside
+	// a tunnel counts once per descent.
+	Descended [NumTunnels]uint64
 }
 
 // Add adds c2 into c, to total the counters of several workers.
@@ -141,6 +145,9 @@ func (c *Counters) Add(c2 *Counters) {
 	}
 	c.Other += c2.Other
 	c.Flips += c2.Flips
+	for i := range c.Descended {
+		c.Descended[i] += c2.Descended[i]
+	}
 }
 
 // Dissector is one worker's dissector: the fast paths behind their gates, the slow
@@ -170,6 +177,9 @@ type Dissector struct {
 	// ipRoute classified, by shape (as long as the values below routeOpen,
 	// so that the index needs no bounds check); Counters adds them in.
 	slowRuns [routeOpen]uint64
+	// desc is the opt-in descent policy with its counts, nil when it
+	// enters no tunnel: the slow path's one extra test then.
+	desc *descender
 }
 
 // The open routes of Dissector.ipRoute; a value below routeOpen is the
@@ -223,7 +233,58 @@ func (d *Dissector) Counters() Counters {
 	for s := range c.Shape {
 		c.Shape[s].Slow += d.slowRuns[s]
 	}
+	if d.desc != nil {
+		c.Descended = d.desc.descended
+	}
 	return c
+}
+
+// SetDescent sets the opt-in descent policy (the zero Descent: none, the
+// default). Unlike the gates it changes keys: those of the frames it
+// descends into. The fast paths decline a frame whose UDP header the
+// policy would descend behind, so the keys stay the slow path's.
+func (d *Dissector) SetDescent(p Descent) {
+	var kept [NumTunnels]uint64
+	if d.desc != nil {
+		kept = d.desc.descended
+	}
+	d.desc = nil
+	if !p.IsZero() {
+		d.desc = &descender{Descent: p, descended: kept}
+	}
+}
+
+// Descent returns the descent policy.
+func (d *Dissector) Descent() Descent {
+	if d.desc == nil {
+		return Descent{}
+	}
+	return d.desc.Descent
+}
+
+// undoDescended takes back a fast path's keys for frame (tagged with the
+// metadata tag, zero for none) that took path p when the descent policy would enter a tunnel
+// at its last header, a UDP header: the fast paths end at the outer ports,
+// so that frame is a decline, for the slow path. Any other hit stands: the
+// slow path would not descend there either (a fast path takes no fragment
+// and no flag but the default one, and the keys name the UDP header: thoff,
+// the family; a flow label is a stop before the ports).
+func (d *Dissector) undoDescended(keys *FlowKeys, frame []byte, tag VLANTag, p Path) (bool, Path) {
+	if keys[OffIPProto] != ipProtoUDP || binary.LittleEndian.Uint32(keys[OffFlowLabel:]) != 0 {
+		return true, p
+	}
+	thoff := int(binary.LittleEndian.Uint16(keys[OffTHoff:]))
+	if _, _, _, ok := d.desc.udpEncap(frame, thoff, keys[OffAddrType] == byte(AddrIPv4)); !ok {
+		return true, p
+	}
+	s, _ := p.Shape()
+	d.counters.Shape[s].Fast--
+	d.counters.Shape[s].Declined++
+	d.counters.Shape[s].Slow++
+	if tag.IsZero() {
+		return dissectWith(keys, frame, EthProtocol(frame), EthernetHdrLen, d.flags, d.desc), PathSlow
+	}
+	return dissectTaggedWith(keys, frame, EthProtocol(frame), EthernetHdrLen, tag, d.flags, d.desc), PathSlow
 }
 
 // DissectFrame dissects a whole Ethernet frame like the package's DissectFrame and
@@ -248,7 +309,11 @@ func (d *Dissector) Counters() Counters {
 // comes back here for the frames of an open gate; the equivalence suite
 // holds the counters to ClassifyFrame's class on every frame it tries.
 func (d *Dissector) DissectFrame(keys *FlowKeys, frame []byte) (bool, Path) {
-	return dispatch(keys, frame, d)
+	ok, p := dispatch(keys, frame, d)
+	if d.desc != nil && p != PathSlow {
+		return d.undoDescended(keys, frame, VLANTag{}, p)
+	}
+	return ok, p
 }
 
 // dispatch is DissectFrame's dispatch. It takes the Dissector last, so that
@@ -270,14 +335,14 @@ func dispatch(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
 			d.slowRuns[r]++
 			ihl := int(b[EthernetHdrLen+ipv4VerIHL] & 0x0f)
 			if ihl < 5 || (uint16(b[EthernetHdrLen+ipv4FragOff])|uint16(b[EthernetHdrLen+ipv4FragOff+1])<<8)&fragMask != 0 {
-				return Dissect(keys, frame, EtherTypeIPv4, EthernetHdrLen, d.flags), PathSlow
+				return dissectWith(keys, frame, EtherTypeIPv4, EthernetHdrLen, d.flags, d.desc), PathSlow
 			}
 			// The slow path's IPv4 step, for a header that is no
 			// fragment: its keys, then the L4 dispatch past it.
 			*keys = FlowKeys{}
 			*(*[8]byte)(keys[OffIPv4Src:]) = [8]byte(b[EthernetHdrLen+ipv4SrcAddr:])
 			keys[OffAddrType] = byte(AddrIPv4)
-			return walk(keys, frame, d.flags, EtherTypeIPv4, EthernetHdrLen+ihl*4, walkAt(p)|atIPProto), PathSlow
+			return walk(keys, frame, d.flags, EtherTypeIPv4, EthernetHdrLen+ihl*4, walkAt(p)|atIPProto, d.desc), PathSlow
 		}
 		if r == routeL4 && h&typeIHLMask == typeIHL5 && (uint16(b[EthernetHdrLen+ipv4FragOff])|uint16(b[EthernetHdrLen+ipv4FragOff+1])<<8)&fragMask == 0 {
 			// l4IPv4's stores, without a call.
@@ -312,7 +377,7 @@ func dispatch(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
 		if r < routeOpen {
 			d.slowRuns[r]++
 			if b[15]&0x0f|b[16]|b[17] != 0 {
-				return Dissect(keys, frame, EtherTypeIPv6, EthernetHdrLen, d.flags), PathSlow
+				return dissectWith(keys, frame, EtherTypeIPv6, EthernetHdrLen, d.flags, d.desc), PathSlow
 			}
 			// The slow path's IPv6 step, for a header without a flow
 			// label: its keys, then the L4 dispatch.
@@ -321,7 +386,7 @@ func dispatch(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
 			*(*[16]byte)(keys[OffIPv6Src:]) = [16]byte(a[ipv6SrcAddr:])
 			*(*[16]byte)(keys[OffIPv6Src+16:]) = [16]byte(a[ipv6SrcAddr+16:])
 			keys[OffAddrType] = byte(AddrIPv6)
-			return walk(keys, frame, d.flags, EtherTypeIPv6, EthernetHdrLen+ipv6HdrLen, walkAt(b[EthernetHdrLen+ipv6NextHeader])|atIPProto), PathSlow
+			return walk(keys, frame, d.flags, EtherTypeIPv6, EthernetHdrLen+ipv6HdrLen, walkAt(b[EthernetHdrLen+ipv6NextHeader])|atIPProto, d.desc), PathSlow
 		}
 		if r == routeL4 && len(frame) >= EthernetHdrLen+ipv6HdrLen+portsLen {
 			// l4IPv6 takes every TCP/UDP header: counted before the
@@ -347,7 +412,7 @@ func dispatch(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
 			d.counters.Shape[ShapeQinQ].Slow++
 			*keys = FlowKeys{}
 			le.PutUint64(keys[wordVLAN:], vlanWord(frame))
-			return walk(keys, frame, d.flags, uint16(b[20])<<8|uint16(b[21]), qinqOff, packAt(0, 0, 2, 1, false)), PathSlow
+			return walk(keys, frame, d.flags, uint16(b[20])<<8|uint16(b[21]), qinqOff, packAt(0, 0, 2, 1, false), d.desc), PathSlow
 		}
 		if d.open.Has(ShapeVLAN) {
 			return vlanPath(keys, frame, d)
@@ -355,7 +420,7 @@ func dispatch(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
 		d.counters.Shape[ShapeVLAN].Slow++
 		*keys = FlowKeys{}
 		le.PutUint64(keys[wordVLAN:], vlanWord(frame))
-		return walk(keys, frame, d.flags, uint16(b[16])<<8|uint16(b[17]), vlanOff, packAt(0, 0, 1, 1, false)), PathSlow
+		return walk(keys, frame, d.flags, uint16(b[16])<<8|uint16(b[17]), vlanOff, packAt(0, 0, 1, 1, false), d.desc), PathSlow
 	case pppoeLE:
 		if d.open.Has(ShapePPPoE) {
 			return pppoePath(keys, frame, d)
@@ -366,14 +431,14 @@ func dispatch(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
 		proto := uint16(EtherTypeIPv4)
 		switch ppp := uint16(b[pppoeOff-2]) | uint16(b[pppoeOff-1])<<8; {
 		case uint16(b[EthernetHdrLen])|uint16(b[EthernetHdrLen+1])<<8 != pppoeOK:
-			return Dissect(keys, frame, EtherTypePPPoES, EthernetHdrLen, d.flags), PathSlow
+			return dissectWith(keys, frame, EtherTypePPPoES, EthernetHdrLen, d.flags, d.desc), PathSlow
 		case ppp == pppIPv6:
 			proto = EtherTypeIPv6
 		case ppp != pppIPv4:
-			return Dissect(keys, frame, EtherTypePPPoES, EthernetHdrLen, d.flags), PathSlow
+			return dissectWith(keys, frame, EtherTypePPPoES, EthernetHdrLen, d.flags, d.desc), PathSlow
 		}
 		*keys = FlowKeys{}
-		return walk(keys, frame, d.flags, proto, pppoeOff, packAt(0, 0, 1, 0, false)), PathSlow
+		return walk(keys, frame, d.flags, proto, pppoeOff, packAt(0, 0, 1, 0, false), d.desc), PathSlow
 	case mplsUCLE, mplsMCLE:
 		if !d.open.Has(ShapeMPLS) {
 			// The slow path's MPLS step, which ends the dissection.
@@ -389,7 +454,7 @@ func dispatch(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
 		return true, FastPath(ShapeMPLS)
 	}
 	d.counters.Other++
-	return DissectFrame(keys, frame, d.flags), PathSlow
+	return dissectWith(keys, frame, EthProtocol(frame), EthernetHdrLen, d.flags, d.desc), PathSlow
 }
 
 // classPath classifies a frame with ClassifyFrame and runs its class's
@@ -405,7 +470,7 @@ func classPath(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
 	s, ok := ClassifyFrame(frame)
 	if !ok {
 		d.counters.Other++
-		return DissectFrame(keys, frame, d.flags), PathSlow
+		return dissectWith(keys, frame, EthProtocol(frame), EthernetHdrLen, d.flags, d.desc), PathSlow
 	}
 	if !d.open.Has(s) {
 		if d.auto != nil {
@@ -451,7 +516,7 @@ func classPath(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
 // slowPath runs the slow path for a frame of class s.
 func slowPath(keys *FlowKeys, frame []byte, d *Dissector, s Shape) (bool, Path) {
 	d.counters.Shape[s].Slow++
-	return DissectFrame(keys, frame, d.flags), PathSlow
+	return dissectWith(keys, frame, EthProtocol(frame), EthernetHdrLen, d.flags, d.desc), PathSlow
 }
 
 // runFast runs s's fast path.
