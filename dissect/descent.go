@@ -232,6 +232,27 @@ func (d Descent) String() string {
 type descender struct {
 	Descent
 	descended [NumTunnels]uint64
+	last      Entry
+}
+
+// Entry is where a dissection last entered a UDP tunnel: the tunnel, the
+// inner network header's ethertype and offset; Count is how many tunnels
+// it entered (0: none).
+type Entry struct {
+	Tunnel Tunnel
+	Proto  uint16
+	Off    int
+	Count  int
+}
+
+// DissectFrameEntry is DissectFrameDescend that also says where the
+// dissection last entered a tunnel: for oracles that hand the running
+// kernel, which has no descent, the inner packet instead.
+func DissectFrameEntry(keys *FlowKeys, frame []byte, flags Flags, d Descent) (bool, Entry) {
+	*keys = FlowKeys{}
+	ds := descender{Descent: d}
+	ok := walk(keys, frame, flags, EthProtocol(frame), EthernetHdrLen, 0, &ds)
+	return ok, ds.last
 }
 
 // Tunnel header facts (include/net/vxlan.h, geneve.h, gtp.h, gue.h).

@@ -436,6 +436,7 @@ ipProtoAgain:
 		if ds != nil && ipProto == ipProtoUDP && flags&(FlagStopAtEncap|FlagStopBeforeEncap) == 0 {
 			if t, p, off, ok := ds.udpEncap(buf, nhoff, proto == EtherTypeIPv4); ok {
 				ds.descended[t]++
+				ds.last = Entry{Tunnel: t, Proto: p, Off: off, Count: ds.last.Count + 1}
 				proto, nhoff = p, off
 				ctl |= FlagEncapsulation
 				goto nextProto
