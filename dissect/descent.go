@@ -2,6 +2,7 @@ package dissect
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -97,6 +98,48 @@ func ParseTunnels(s string) (Tunnels, error) {
 		ts = ts.With(Tunnel(i))
 	}
 	return ts, nil
+}
+
+// TunnelCounts are counts per tunnel; in JSON an object by tunnel name
+// ({"vxlan": 3, "gtpu": 1}), without the zero counts.
+type TunnelCounts [NumTunnels]uint64
+
+// MarshalJSON writes the non-zero counts by tunnel name.
+func (c TunnelCounts) MarshalJSON() ([]byte, error) {
+	b := []byte{'{'}
+	for t, n := range c {
+		if n == 0 {
+			continue
+		}
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendQuote(b, Tunnel(t).String())
+		b = append(b, ':')
+		b = strconv.AppendUint(b, n, 10)
+	}
+	return append(b, '}'), nil
+}
+
+// UnmarshalJSON reads MarshalJSON's object.
+func (c *TunnelCounts) UnmarshalJSON(b []byte) error {
+	var m map[string]uint64
+	if err := json.Unmarshal(b, &m); err != nil {
+		return fmt.Errorf("read tunnel counts: %w", err)
+	}
+	*c = TunnelCounts{}
+	for name, n := range m {
+		ts, err := ParseTunnels(name)
+		if err != nil || ts == AllTunnels || ts == 0 || strings.Contains(name, ",") {
+			return fmt.Errorf("read tunnel counts: %w: %q", ErrUnknownTunnel, name)
+		}
+		for t := range NumTunnels {
+			if ts.Has(t) {
+				c[t] = n
+			}
+		}
+	}
+	return nil
 }
 
 // Errors of the descent's configuration.
@@ -231,7 +274,7 @@ func (d Descent) String() string {
 // functions make one on their stack.
 type descender struct {
 	Descent
-	descended [NumTunnels]uint64
+	descended TunnelCounts
 	last      Entry
 }
 

@@ -2,6 +2,7 @@ package dissect_test
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"net/netip"
 	"strings"
@@ -250,8 +251,26 @@ func TestDescentCountsAndDeclines(t *testing.T) {
 		t.Errorf("VXLAN frame (not descended) took %v, want fast:eth_ip", path)
 	}
 	c := d.Counters()
-	if c.Descended != [dissect.NumTunnels]uint64{dissect.TunnelGTPU: 1} || c.Shape[dissect.ShapeEthIP].Declined != 1 {
+	if c.Descended != (dissect.TunnelCounts{dissect.TunnelGTPU: 1}) || c.Shape[dissect.ShapeEthIP].Declined != 1 {
 		t.Errorf("descended %v, eth_ip declines %d; want one GTP-U descent and one decline", c.Descended, c.Shape[dissect.ShapeEthIP].Declined)
+	}
+}
+
+func TestTunnelCountsJSON(t *testing.T) {
+	c := dissect.TunnelCounts{dissect.TunnelVXLAN: 3, dissect.TunnelFOU: 1}
+	b, err := json.Marshal(c)
+	if err != nil || string(b) != `{"vxlan":3,"fou":1}` {
+		t.Fatalf("Marshal = %s, %v", b, err)
+	}
+	var back dissect.TunnelCounts
+	if err := json.Unmarshal(b, &back); err != nil || back != c {
+		t.Errorf("Unmarshal(%s) = %v, %v; want %v", b, back, err, c)
+	}
+	if err := json.Unmarshal([]byte(`{"all":1}`), &back); err == nil {
+		t.Error(`Unmarshal({"all":1}) took it`)
+	}
+	if b, _ := json.Marshal(dissect.Counters{}); strings.Contains(string(b), "Descended") {
+		t.Errorf("zero counters marshal the descents: %s", b)
 	}
 }
 

@@ -133,7 +133,7 @@ type Counters struct {
 	// Descended counts the slow path's descents into each UDP tunnel under
 	// the opt-in descent policy (SetDescent): a frame with a tunnel inside
 	// a tunnel counts once per descent.
-	Descended [NumTunnels]uint64
+	Descended TunnelCounts `json:"Descended,omitzero"`
 }
 
 // Add adds c2 into c, to total the counters of several workers.
@@ -244,7 +244,7 @@ func (d *Dissector) Counters() Counters {
 // descends into. The fast paths decline a frame whose UDP header the
 // policy would descend behind, so the keys stay the slow path's.
 func (d *Dissector) SetDescent(p Descent) {
-	var kept [NumTunnels]uint64
+	var kept TunnelCounts
 	if d.desc != nil {
 		kept = d.desc.descended
 	}

@@ -114,6 +114,16 @@ func dissectTaggedWith(keys *FlowKeys, buf []byte, proto uint16, nhoff int, tag 
 	return walk(keys, buf, flags, proto, nhoff, packAt(0, 0, 1, 1, false), ds)
 }
 
+// DissectFrameTaggedDescend is DissectFrameTagged under the descent
+// policy d.
+func DissectFrameTaggedDescend(keys *FlowKeys, frame []byte, tag VLANTag, flags Flags, d Descent) bool {
+	if d.IsZero() {
+		return DissectFrameTagged(keys, frame, tag, flags)
+	}
+	ds := descender{Descent: d}
+	return dissectTaggedWith(keys, frame, EthProtocol(frame), EthernetHdrLen, tag, flags, &ds)
+}
+
 // DissectFrameTagged is DissectFrame for a frame received with tag in its
 // metadata: skb->protocol from the frame's own type field (EthProtocol), the
 // network header at offset 14 of the frame as received, without the tag.

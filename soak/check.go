@@ -119,6 +119,12 @@ func checkAccounting(sent uint64, l LinkDeltas, st *runstats.RunStats) Check {
 // the slow path and hashed with the run's key, gives the hash the receive
 // loop computed; and the worker it went to is the RPS map's CPU for that hash.
 func checkSamples(samples []pipeline.Sample, taken uint64, key hash.Key, workers int) (hashCheck, steerCheck Check, sum SampleSummary) {
+	return checkDescendedSamples(samples, taken, key, workers, dissect.Descent{})
+}
+
+// checkDescendedSamples is checkSamples for an engine whose dissectors
+// descend into UDP tunnels by policy p: the offline dissector does too.
+func checkDescendedSamples(samples []pipeline.Sample, taken uint64, key hash.Key, workers int, p dissect.Descent) (hashCheck, steerCheck Check, sum SampleSummary) {
 	hashCheck = Check{Name: "hash: sampled frames hash as the offline dissector says"}
 	steerCheck = Check{Name: "steering: sampled worker = RPS map of the sampled hash"}
 	sum.Taken, sum.Checked = taken, len(samples)
@@ -139,7 +145,7 @@ func checkSamples(samples []pipeline.Sample, taken uint64, key hash.Key, workers
 			sum.Truncated++
 			continue
 		}
-		dissect.DissectFrameTagged(&keys, s.Frame, s.Tag, dissect.DefaultFlags)
+		dissect.DissectFrameTaggedDescend(&keys, s.Frame, s.Tag, dissect.DefaultFlags, p)
 		h, _ := k.Hash(&keys)
 		if h != s.Hash {
 			sum.HashMismatch++

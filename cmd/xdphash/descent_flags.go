@@ -13,6 +13,14 @@ import (
 type descentFlags struct {
 	tunnels dissect.Tunnels
 	ports   []dissect.EncapPort
+	p       dissect.Descent // the policy, once resolve has read the flags
+}
+
+// resolve reads the flags into p.
+func (d *descentFlags) resolve() error {
+	p, err := d.policy()
+	d.p = p
+	return err
 }
 
 // register adds the flags to f.
