@@ -425,22 +425,16 @@ ipProtoAgain:
 	// dissection starts it so, tunnel passes write zero), or what the
 	// extension header before read, for this protocol at this offset.
 	if ctl&FlagIsFragment == 0 {
+		var ports [portsLen]byte // zero when unreadable: a tunnel's outer ports go
 		if fits(buf, nhoff+poff, portsLen) {
-			*(*[portsLen]byte)(keys[OffPorts:]) = *(*[portsLen]byte)(buf[nhoff+poff:])
-		} else {
-			*(*[portsLen]byte)(keys[OffPorts:]) = [portsLen]byte{} // a tunnel's outer ports go
+			ports = *(*[portsLen]byte)(buf[nhoff+poff:])
 		}
+		*(*[portsLen]byte)(keys[OffPorts:]) = ports
 		// The opt-in UDP tunnel descent (descent.go), after the ports of a
-		// UDP header that is no fragment, unless the caller stops at or
-		// before a tunnel.
-		if ds != nil && ipProto == ipProtoUDP && flags&(FlagStopAtEncap|FlagStopBeforeEncap) == 0 {
-			if t, p, off, ok := ds.udpEncap(buf, nhoff, proto == EtherTypeIPv4); ok {
-				ds.descended[t]++
-				ds.last = Entry{Tunnel: t, Proto: p, Off: off, Count: ds.last.Count + 1}
-				proto, nhoff = p, off
-				ctl |= FlagEncapsulation
-				goto nextProto
-			}
+		// UDP header that is no fragment. It leaves the loop by a call in
+		// its return, as TIPC's step does, so that the loop calls nothing.
+		if ds != nil && ipProto == ipProtoUDP {
+			return descend(keys, buf, flags, proto, nhoff, walkAt(ctl)<<16|walkAt(numHdrs)<<24, ds)
 		}
 	}
 	// The exit written out here, not jumped to: the jump would first move
@@ -460,6 +454,36 @@ outGood:
 	return finish(keys, len(buf), nhoff, proto, ipProto, ctl, true)
 outBad:
 	return finish(keys, len(buf), nhoff, proto, ipProto, ctl, false)
+}
+
+// descend is the descent step after the ports of the UDP header at nhoff,
+// with walk's control flags and re-dispatch count in at: unless the caller stops at or before a tunnel, the
+// first tunnel the policy enters sets FLOW_DIS_ENCAPSULATION and the
+// dissection re-dispatches on the inner header (a re-dispatch like any
+// other, bounded by MaxReDispatch); otherwise the dissection ends here.
+func descend(keys *FlowKeys, buf []byte, flags Flags, proto uint16, nhoff int, at walkAt, ds *descender) bool {
+	const ipProto = ipProtoUDP
+	ctl, numHdrs := ControlFlags(uint8(at>>16)), int(uint8(at>>24))
+	// Levels past the first tag write nothing: the VLAN key says whether
+	// one was seen.
+	var vlanLevel uint8
+	if keys[OffVLANTPID]|keys[OffVLANTPID+1] != 0 {
+		vlanLevel = 1
+	}
+	if flags&(FlagStopAtEncap|FlagStopBeforeEncap) != 0 {
+		return finish(keys, len(buf), nhoff, proto, ipProto, ctl, true)
+	}
+	t, p, off, ok := ds.udpEncap(buf, nhoff, proto == EtherTypeIPv4)
+	if !ok {
+		return finish(keys, len(buf), nhoff, proto, ipProto, ctl, true)
+	}
+	ds.descended[t]++
+	ds.last = Entry{Tunnel: t, Proto: p, Off: off, Count: ds.last.Count + 1}
+	ctl |= FlagEncapsulation
+	if numHdrs++; numHdrs > MaxReDispatch {
+		return finish(keys, len(buf), off, p, ipProto, ctl, true)
+	}
+	return walk(keys, buf, flags, p, off, packAt(ipProto, ctl, numHdrs, vlanLevel, false), ds)
 }
 
 // dissectWith is Dissect under the descent ds (nil: none).

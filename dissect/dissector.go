@@ -158,11 +158,13 @@ type Dissector struct {
 	eligible bool  // the fast paths are written for DefaultFlags only
 	gates    Gates // the gates asked for
 	open     Gates // the gates in effect: gates, or none when not eligible
-	// ticking is set under auto mode while DissectFrame has a frame to
-	// count for it: DissectFrame hands the frame to classPath, which
-	// counts it and takes the dispatch again with ticking unset (a bool:
-	// storing a pointer would cost a write barrier's check).
-	ticking  bool
+	// divert sends every frame past DissectFrame's dispatch, one byte
+	// for both reasons: divertTick under auto mode while DissectFrame has
+	// a frame to count for it (classPath counts it and takes the dispatch
+	// again with the bit clear), divertDescent under a descent policy
+	// (divertedPath checks the fast paths' hits). A byte, not the
+	// pointers: storing a pointer would cost a write barrier's check.
+	divert   uint8
 	counters Counters
 	auto     *Auto // nil unless the gates are chosen from the traffic
 	// resumeAt is where the slow path goes on after the last decline: a fast
@@ -181,6 +183,12 @@ type Dissector struct {
 	// enters no tunnel: the slow path's one extra test then.
 	desc *descender
 }
+
+// Dissector.divert's bits.
+const (
+	divertTick    = 1 << iota // auto mode: count the frame (classPath)
+	divertDescent             // a descent policy: check a fast path's hit (divertedPath)
+)
 
 // The open routes of Dissector.ipRoute; a value below routeOpen is the
 // Shape of a closed gate.
@@ -249,8 +257,10 @@ func (d *Dissector) SetDescent(p Descent) {
 		kept = d.desc.descended
 	}
 	d.desc = nil
+	d.divert &^= divertDescent
 	if !p.IsZero() {
 		d.desc = &descender{Descent: p, descended: kept}
+		d.divert |= divertDescent
 	}
 }
 
@@ -309,8 +319,21 @@ func (d *Dissector) undoDescended(keys *FlowKeys, frame []byte, tag VLANTag, p P
 // comes back here for the frames of an open gate; the equivalence suite
 // holds the counters to ClassifyFrame's class on every frame it tries.
 func (d *Dissector) DissectFrame(keys *FlowKeys, frame []byte) (bool, Path) {
+	return dispatch(keys, frame, d)
+}
+
+// divertedPath takes the frames DissectFrame's dispatch diverts (see
+// Dissector.divert) or is too short for: classPath's, and under a descent
+// policy the dispatch's own, whose fast-path hits it checks, so that the
+// frames without a policy pay nothing for it.
+func divertedPath(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
+	if d.divert&divertDescent == 0 {
+		return classPath(keys, frame, d)
+	}
+	d.divert &^= divertDescent
 	ok, p := dispatch(keys, frame, d)
-	if d.desc != nil && p != PathSlow {
+	d.divert |= divertDescent
+	if p != PathSlow {
 		return d.undoDescended(keys, frame, VLANTag{}, p)
 	}
 	return ok, p
@@ -320,8 +343,8 @@ func (d *Dissector) DissectFrame(keys *FlowKeys, frame []byte) (bool, Path) {
 // the keys and the frame arrive in the registers the slow path (walk) takes
 // them in: a closed gate's route moves no argument.
 func dispatch(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
-	if len(frame) < ethIPv4Len || d.ticking {
-		return classPath(keys, frame, d)
+	if len(frame) < ethIPv4Len || d.divert != 0 {
+		return divertedPath(keys, frame, d)
 	}
 	le := binary.LittleEndian
 	// Little-endian reads written out byte by byte, which leaves no
@@ -463,7 +486,7 @@ func dispatch(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
 // of an open gate it hands back to DissectFrame's dispatch. Each fast path
 // is called directly, not through runFast.
 func classPath(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
-	ticking := d.ticking
+	ticking := d.divert&divertTick != 0
 	if ticking {
 		d.auto.tick(d)
 	}
@@ -481,9 +504,9 @@ func classPath(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
 	if ticking && len(frame) >= ethIPv4Len {
 		// An open gate under auto mode: DissectFrame's dispatch costs
 		// fewer instructions than the fast paths below.
-		d.ticking = false
+		d.divert &^= divertTick
 		ok, path := d.DissectFrame(keys, frame)
-		d.ticking = true
+		d.divert |= divertTick
 		return ok, path
 	}
 	var hit bool
