@@ -333,3 +333,34 @@ func hashedRegion(k dissect.FlowKeys) []byte {
 	}
 	return k[dissect.HashOffset : dissect.HashOffset+n]
 }
+
+// BenchmarkDescent: the keys of a VXLAN, Geneve and GTP-U frame (inner
+// IPv4/TCP) through a Dissector with every gate open, without a descent
+// policy (the outer dissection, the eth_ip fast path) and entering the
+// frame's tunnel (the slow path, descended).
+func BenchmarkDescent(b *testing.B) {
+	for _, tc := range []struct {
+		name  string
+		t     dissect.Tunnel
+		frame []byte
+	}{
+		{"vxlan", dissect.TunnelVXLAN, vxlanFrame(in4, innerTCP)},
+		{"geneve", dissect.TunnelGeneve, corpus.Stack(corpus.Ethernet{}, out4, corpus.UDP{Src: 5, Dst: 6081}, corpus.Geneve{VNI: 1}, teb, in4, innerTCP)},
+		{"gtpu", dissect.TunnelGTPU, gtpuFrame(in4, innerTCP)},
+	} {
+		for _, on := range []bool{false, true} {
+			name := tc.name + "/outer"
+			d := dissect.NewDissector(dissect.DefaultFlags, dissect.AllGates)
+			if on {
+				name = tc.name + "/descended"
+				d.SetDescent(corpusDescent(dissect.Tunnels(0).With(tc.t)))
+			}
+			b.Run(name, func(b *testing.B) {
+				var k dissect.FlowKeys
+				for b.Loop() {
+					d.DissectFrame(&k, tc.frame)
+				}
+			})
+		}
+	}
+}
