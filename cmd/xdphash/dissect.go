@@ -202,6 +202,9 @@ func dissectFrames(out *bufio.Writer, log *slog.Logger, reader capture.Reader, n
 		if !opts.tag.tag.IsZero() {
 			fmt.Fprintf(out, ", metadata VLAN tag %s", opts.tag.tag)
 		}
+		if p := d.Descent(); !p.IsZero() {
+			fmt.Fprintf(out, ", descend %s (opt-in)", p)
+		}
 		out.WriteByte('\n')
 	}
 	var (

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -258,7 +260,7 @@ func pcapSamples(cmd *cobra.Command, name string, sample func(string, []byte, di
 	}
 }
 
-// verifyDescent is verify --descend: every corpus frame (and with --count
+// verifyDescent is verify --descend: every corpus frame or --pcap frame (and with --count
 // that many random mutations of the base frames) the policy enters a tunnel
 // of, its descended keys with the series' quirks undone against the running
 // kernel's hash of the decapsulated inner frame (verify.Descend), in one
@@ -291,9 +293,26 @@ func verifyDescent(cmd *cobra.Command, oracle *kernel.HashOracle, opts *verifyOp
 		checked++
 		return nil
 	}
-	for _, f := range corpus.Build() {
-		if err := add(f.Name, f.Data); err != nil {
+	if opts.pcap != "" {
+		// A frame received with a metadata tag (a run --write comment) is
+		// not taken: the oracle's inner frame carries the outer tag.
+		var addErr error
+		err := pcapSamples(cmd, opts.pcap, func(name string, frame []byte, tag dissect.VLANTag) (verify.Sample, bool) {
+			if !tag.IsZero() {
+				refused++
+			} else if err := add(name, bytes.Clone(frame)); err != nil && addErr == nil {
+				addErr = err
+			}
+			return verify.Sample{}, false
+		}, func(verify.Sample) {})
+		if err := cmp.Or(err, addErr); err != nil {
 			return err
+		}
+	} else {
+		for _, f := range corpus.Build() {
+			if err := add(f.Name, f.Data); err != nil {
+				return err
+			}
 		}
 	}
 	rng := rand.New(rand.NewPCG(opts.seed, 0))
