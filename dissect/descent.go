@@ -294,7 +294,7 @@ type Entry struct {
 func DissectFrameEntry(keys *FlowKeys, frame []byte, flags Flags, d Descent) (bool, Entry) {
 	*keys = FlowKeys{}
 	ds := descender{Descent: d}
-	ok := walk(keys, frame, flags, EthProtocol(frame), EthernetHdrLen, 0, &ds)
+	ok := walkDescend(keys, frame, flags, EthProtocol(frame), EthernetHdrLen, 0, &ds)
 	return ok, ds.last
 }
 

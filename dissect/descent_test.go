@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/netip"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -362,5 +363,14 @@ func BenchmarkDescent(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// TestWalkDescendGenerated: walk_descend.go is what gen_walk.go makes of
+// walk (go generate ./dissect after changing walk).
+func TestWalkDescendGenerated(t *testing.T) {
+	out, err := exec.Command("go", "run", "gen_walk.go", "-check").CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
 	}
 }

@@ -6,6 +6,12 @@ import (
 	"math/rand/v2"
 )
 
+//go:generate go run gen_walk.go
+
+// descending is false in walk and true in walkDescend, its copy that
+// gen_walk.go generates: the descent's steps cost walk nothing.
+const descending = false
+
 // MaxReDispatch is MAX_FLOW_DISSECT_HDRS: the number of re-dispatches (a new
 // ethertype or a new IP protocol) one dissection may make. The first L3 pass is
 // free; the request past the limit ends the dissection as a success.
@@ -20,7 +26,7 @@ const MaxReDispatch = 15
 // buf is treated as one linear skb: a header read succeeds iff it ends within buf.
 func Dissect(keys *FlowKeys, buf []byte, proto uint16, nhoff int, flags Flags) bool {
 	*keys = FlowKeys{}
-	return walk(keys, buf, flags, proto, nhoff, 0, nil)
+	return walk(keys, buf, flags, proto, nhoff, 0)
 }
 
 // DissectDescend is Dissect under the opt-in descent policy d (see
@@ -28,10 +34,10 @@ func Dissect(keys *FlowKeys, buf []byte, proto uint16, nhoff int, flags Flags) b
 func DissectDescend(keys *FlowKeys, buf []byte, proto uint16, nhoff int, flags Flags, d Descent) bool {
 	*keys = FlowKeys{}
 	if d.IsZero() {
-		return walk(keys, buf, flags, proto, nhoff, 0, nil)
+		return walk(keys, buf, flags, proto, nhoff, 0)
 	}
 	ds := descender{Descent: d}
-	return walk(keys, buf, flags, proto, nhoff, 0, &ds)
+	return walkDescend(keys, buf, flags, proto, nhoff, 0, &ds)
 }
 
 // DissectFrameDescend is DissectFrame under the descent policy d.
@@ -87,7 +93,11 @@ func packAt(ipProto uint8, ctl ControlFlags, numHdrs int, vlanLevel uint8, l4 bo
 // order: a switch over all the cases would search them. The hottest steps read their
 // fields by offset rather than through the views' accessors: an inlined
 // call leaves a NOP behind (its inlining mark).
-func walk(keys *FlowKeys, buf []byte, flags Flags, proto uint16, nhoff int, at walkAt, ds *descender) bool {
+//
+// walkDescend (walk_descend.go) is walk generated with descending true:
+// the state machine under a descent policy ds, which only it pays for.
+func walk(keys *FlowKeys, buf []byte, flags Flags, proto uint16, nhoff int, at walkAt) bool {
+	var ds *descender // walkDescend's parameter
 	var (
 		ipProto   uint8
 		ctl       ControlFlags
@@ -268,7 +278,7 @@ ipProtoAgain:
 		// non-zero ports behind it for this to clear. The IPv6 fragment
 		// header's own pass, which sets the fragment flag, clears them
 		// only where it fails (below).
-		if ctl&FlagIsFragment == 0 && (ipProto != ipProtoFragment || proto != EtherTypeIPv6) {
+		if descending && ctl&FlagIsFragment == 0 && (ipProto != ipProtoFragment || proto != EtherTypeIPv6) {
 			*(*[portsLen]byte)(keys[OffPorts:]) = [portsLen]byte{}
 		}
 		switch ipProto {
@@ -374,7 +384,7 @@ ipProtoAgain:
 				goto outGood
 			}
 			if !fits(buf, nhoff, ipv6FragHdrLen) {
-				if ctl&FlagIsFragment == 0 {
+				if descending && ctl&FlagIsFragment == 0 {
 					*(*[portsLen]byte)(keys[OffPorts:]) = [portsLen]byte{}
 				}
 				goto outBad
@@ -424,18 +434,16 @@ ipProtoAgain:
 	// pass that ends here wrote no other: the word still holds zero (a
 	// dissection starts it so, tunnel passes write zero), or what the
 	// extension header before read, for this protocol at this offset.
-	if ctl&FlagIsFragment == 0 {
-		var ports [portsLen]byte // zero when unreadable: a tunnel's outer ports go
-		if fits(buf, nhoff+poff, portsLen) {
-			ports = *(*[portsLen]byte)(buf[nhoff+poff:])
-		}
-		*(*[portsLen]byte)(keys[OffPorts:]) = ports
-		// The opt-in UDP tunnel descent (descent.go), after the ports of a
-		// UDP header that is no fragment. It leaves the loop by a call in
-		// its return, as TIPC's step does, so that the loop calls nothing.
-		if ds != nil && ipProto == ipProtoUDP {
-			return descend(keys, buf, flags, proto, nhoff, walkAt(ctl)<<16|walkAt(numHdrs)<<24, ds)
-		}
+	if ctl&FlagIsFragment == 0 && fits(buf, nhoff+poff, portsLen) {
+		*(*[portsLen]byte)(keys[OffPorts:]) = *(*[portsLen]byte)(buf[nhoff+poff:])
+	} else if descending && ctl&FlagIsFragment == 0 {
+		*(*[portsLen]byte)(keys[OffPorts:]) = [portsLen]byte{} // a tunnel's outer ports go
+	}
+	// The opt-in UDP tunnel descent (descent.go), after the ports of a UDP
+	// header that is no fragment. It leaves the loop by a call in its
+	// return, as TIPC's step does, so that the loop calls nothing.
+	if descending && ipProto == ipProtoUDP && ctl&FlagIsFragment == 0 {
+		return descend(keys, buf, flags, proto, nhoff, walkAt(ctl)<<16|walkAt(numHdrs)<<24, ds)
 	}
 	// The exit written out here, not jumped to: the jump would first move
 	// the state into the registers the other ways in hold it in.
@@ -483,13 +491,21 @@ func descend(keys *FlowKeys, buf []byte, flags Flags, proto uint16, nhoff int, a
 	if numHdrs++; numHdrs > MaxReDispatch {
 		return finish(keys, len(buf), off, p, ipProto, ctl, true)
 	}
-	return walk(keys, buf, flags, p, off, packAt(ipProto, ctl, numHdrs, vlanLevel, false), ds)
+	return walkDescend(keys, buf, flags, p, off, packAt(ipProto, ctl, numHdrs, vlanLevel, false), ds)
 }
 
 // dissectWith is Dissect under the descent ds (nil: none).
 func dissectWith(keys *FlowKeys, buf []byte, proto uint16, nhoff int, flags Flags, ds *descender) bool {
 	*keys = FlowKeys{}
-	return walk(keys, buf, flags, proto, nhoff, 0, ds)
+	return walkWith(keys, buf, flags, proto, nhoff, 0, ds)
+}
+
+// walkWith is walk under the descent ds, walk itself for none.
+func walkWith(keys *FlowKeys, buf []byte, flags Flags, proto uint16, nhoff int, at walkAt, ds *descender) bool {
+	if ds == nil {
+		return walk(keys, buf, flags, proto, nhoff, at)
+	}
+	return walkDescend(keys, buf, flags, proto, nhoff, at, ds)
 }
 
 // finish is the exit of a good and a bad end alike (out_good, out_bad): the

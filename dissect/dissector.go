@@ -249,8 +249,9 @@ func (d *Dissector) Counters() Counters {
 
 // SetDescent sets the opt-in descent policy (the zero Descent: none, the
 // default). Unlike the gates it changes keys: those of the frames it
-// descends into. The fast paths decline a frame whose UDP header the
-// policy would descend behind, so the keys stay the slow path's.
+// descends into. A fast path's keys of a frame whose UDP header the policy
+// descends behind are a decline (redescend), so the keys stay the slow
+// path's.
 func (d *Dissector) SetDescent(p Descent) {
 	var kept TunnelCounts
 	if d.desc != nil {
@@ -272,25 +273,28 @@ func (d *Dissector) Descent() Descent {
 	return d.desc.Descent
 }
 
-// undoDescended takes back a fast path's keys for frame (tagged with the
-// metadata tag, zero for none) that took path p when the descent policy would enter a tunnel
-// at its last header, a UDP header: the fast paths end at the outer ports,
-// so that frame is a decline, for the slow path. Any other hit stands: the
-// slow path would not descend there either (a fast path takes no fragment
-// and no flag but the default one, and the keys name the UDP header: thoff,
-// the family; a flow label is a stop before the ports).
-func (d *Dissector) undoDescended(keys *FlowKeys, frame []byte, tag VLANTag, p Path) (bool, Path) {
-	if keys[OffIPProto] != ipProtoUDP || binary.LittleEndian.Uint32(keys[OffFlowLabel:]) != 0 {
-		return true, p
+// redescend takes the keys the dispatch wrote for frame (received with
+// the metadata tag, zero for none) by path p without the policy, and
+// dissects frame again under it when the policy enters a tunnel at the
+// dissection's last pass, a UDP header: walk and walkDescend agree up to
+// the first tunnel entered, and a UDP header's pass is a dissection's last.
+// A fast path's keys are then a decline. The keys name that pass's header
+// (thoff) and family (addr_type); a fragment or a flow-label stop has none.
+func (d *Dissector) redescend(keys *FlowKeys, frame []byte, tag VLANTag, ok bool, p Path) (bool, Path) {
+	if keys[OffIPProto] != ipProtoUDP || keys.Flags()&FlagIsFragment != 0 || d.flags&(FlagStopAtEncap|FlagStopBeforeEncap) != 0 {
+		return ok, p
 	}
-	thoff := int(binary.LittleEndian.Uint16(keys[OffTHoff:]))
-	if _, _, _, ok := d.desc.udpEncap(frame, thoff, keys[OffAddrType] == byte(AddrIPv4)); !ok {
-		return true, p
+	if d.flags&FlagStopAtFlowLabel != 0 && keys.AddrType() == AddrIPv6 && keys.FlowLabel() != 0 {
+		return ok, p
 	}
-	s, _ := p.Shape()
-	d.counters.Shape[s].Fast--
-	d.counters.Shape[s].Declined++
-	d.counters.Shape[s].Slow++
+	if _, _, _, enters := d.desc.udpEncap(frame, int(keys.THoff()), keys.AddrType() == AddrIPv4); !enters {
+		return ok, p
+	}
+	if s, fast := p.Shape(); fast {
+		d.counters.Shape[s].Fast--
+		d.counters.Shape[s].Declined++
+		d.counters.Shape[s].Slow++
+	}
 	if tag.IsZero() {
 		return dissectWith(keys, frame, EthProtocol(frame), EthernetHdrLen, d.flags, d.desc), PathSlow
 	}
@@ -324,7 +328,7 @@ func (d *Dissector) DissectFrame(keys *FlowKeys, frame []byte) (bool, Path) {
 
 // divertedPath takes the frames DissectFrame's dispatch diverts (see
 // Dissector.divert) or is too short for: classPath's, and under a descent
-// policy the dispatch's own, whose fast-path hits it checks, so that the
+// policy the dispatch's own, whose keys it checks (redescend), so that the
 // frames without a policy pay nothing for it.
 func divertedPath(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
 	if d.divert&divertDescent == 0 {
@@ -333,10 +337,7 @@ func divertedPath(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
 	d.divert &^= divertDescent
 	ok, p := dispatch(keys, frame, d)
 	d.divert |= divertDescent
-	if p != PathSlow {
-		return d.undoDescended(keys, frame, VLANTag{}, p)
-	}
-	return ok, p
+	return d.redescend(keys, frame, VLANTag{}, ok, p)
 }
 
 // dispatch is DissectFrame's dispatch. It takes the Dissector last, so that
@@ -358,14 +359,14 @@ func dispatch(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
 			d.slowRuns[r]++
 			ihl := int(b[EthernetHdrLen+ipv4VerIHL] & 0x0f)
 			if ihl < 5 || (uint16(b[EthernetHdrLen+ipv4FragOff])|uint16(b[EthernetHdrLen+ipv4FragOff+1])<<8)&fragMask != 0 {
-				return dissectWith(keys, frame, EtherTypeIPv4, EthernetHdrLen, d.flags, d.desc), PathSlow
+				return Dissect(keys, frame, EtherTypeIPv4, EthernetHdrLen, d.flags), PathSlow
 			}
 			// The slow path's IPv4 step, for a header that is no
 			// fragment: its keys, then the L4 dispatch past it.
 			*keys = FlowKeys{}
 			*(*[8]byte)(keys[OffIPv4Src:]) = [8]byte(b[EthernetHdrLen+ipv4SrcAddr:])
 			keys[OffAddrType] = byte(AddrIPv4)
-			return walk(keys, frame, d.flags, EtherTypeIPv4, EthernetHdrLen+ihl*4, walkAt(p)|atIPProto, d.desc), PathSlow
+			return walk(keys, frame, d.flags, EtherTypeIPv4, EthernetHdrLen+ihl*4, walkAt(p)|atIPProto), PathSlow
 		}
 		if r == routeL4 && h&typeIHLMask == typeIHL5 && (uint16(b[EthernetHdrLen+ipv4FragOff])|uint16(b[EthernetHdrLen+ipv4FragOff+1])<<8)&fragMask == 0 {
 			// l4IPv4's stores, without a call.
@@ -400,7 +401,7 @@ func dispatch(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
 		if r < routeOpen {
 			d.slowRuns[r]++
 			if b[15]&0x0f|b[16]|b[17] != 0 {
-				return dissectWith(keys, frame, EtherTypeIPv6, EthernetHdrLen, d.flags, d.desc), PathSlow
+				return Dissect(keys, frame, EtherTypeIPv6, EthernetHdrLen, d.flags), PathSlow
 			}
 			// The slow path's IPv6 step, for a header without a flow
 			// label: its keys, then the L4 dispatch.
@@ -409,7 +410,7 @@ func dispatch(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
 			*(*[16]byte)(keys[OffIPv6Src:]) = [16]byte(a[ipv6SrcAddr:])
 			*(*[16]byte)(keys[OffIPv6Src+16:]) = [16]byte(a[ipv6SrcAddr+16:])
 			keys[OffAddrType] = byte(AddrIPv6)
-			return walk(keys, frame, d.flags, EtherTypeIPv6, EthernetHdrLen+ipv6HdrLen, walkAt(b[EthernetHdrLen+ipv6NextHeader])|atIPProto, d.desc), PathSlow
+			return walk(keys, frame, d.flags, EtherTypeIPv6, EthernetHdrLen+ipv6HdrLen, walkAt(b[EthernetHdrLen+ipv6NextHeader])|atIPProto), PathSlow
 		}
 		if r == routeL4 && len(frame) >= EthernetHdrLen+ipv6HdrLen+portsLen {
 			// l4IPv6 takes every TCP/UDP header: counted before the
@@ -435,7 +436,7 @@ func dispatch(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
 			d.counters.Shape[ShapeQinQ].Slow++
 			*keys = FlowKeys{}
 			le.PutUint64(keys[wordVLAN:], vlanWord(frame))
-			return walk(keys, frame, d.flags, uint16(b[20])<<8|uint16(b[21]), qinqOff, packAt(0, 0, 2, 1, false), d.desc), PathSlow
+			return walk(keys, frame, d.flags, uint16(b[20])<<8|uint16(b[21]), qinqOff, packAt(0, 0, 2, 1, false)), PathSlow
 		}
 		if d.open.Has(ShapeVLAN) {
 			return vlanPath(keys, frame, d)
@@ -443,7 +444,7 @@ func dispatch(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
 		d.counters.Shape[ShapeVLAN].Slow++
 		*keys = FlowKeys{}
 		le.PutUint64(keys[wordVLAN:], vlanWord(frame))
-		return walk(keys, frame, d.flags, uint16(b[16])<<8|uint16(b[17]), vlanOff, packAt(0, 0, 1, 1, false), d.desc), PathSlow
+		return walk(keys, frame, d.flags, uint16(b[16])<<8|uint16(b[17]), vlanOff, packAt(0, 0, 1, 1, false)), PathSlow
 	case pppoeLE:
 		if d.open.Has(ShapePPPoE) {
 			return pppoePath(keys, frame, d)
@@ -454,14 +455,14 @@ func dispatch(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
 		proto := uint16(EtherTypeIPv4)
 		switch ppp := uint16(b[pppoeOff-2]) | uint16(b[pppoeOff-1])<<8; {
 		case uint16(b[EthernetHdrLen])|uint16(b[EthernetHdrLen+1])<<8 != pppoeOK:
-			return dissectWith(keys, frame, EtherTypePPPoES, EthernetHdrLen, d.flags, d.desc), PathSlow
+			return Dissect(keys, frame, EtherTypePPPoES, EthernetHdrLen, d.flags), PathSlow
 		case ppp == pppIPv6:
 			proto = EtherTypeIPv6
 		case ppp != pppIPv4:
-			return dissectWith(keys, frame, EtherTypePPPoES, EthernetHdrLen, d.flags, d.desc), PathSlow
+			return Dissect(keys, frame, EtherTypePPPoES, EthernetHdrLen, d.flags), PathSlow
 		}
 		*keys = FlowKeys{}
-		return walk(keys, frame, d.flags, proto, pppoeOff, packAt(0, 0, 1, 0, false), d.desc), PathSlow
+		return walk(keys, frame, d.flags, proto, pppoeOff, packAt(0, 0, 1, 0, false)), PathSlow
 	case mplsUCLE, mplsMCLE:
 		if !d.open.Has(ShapeMPLS) {
 			// The slow path's MPLS step, which ends the dissection.
@@ -477,7 +478,7 @@ func dispatch(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
 		return true, FastPath(ShapeMPLS)
 	}
 	d.counters.Other++
-	return dissectWith(keys, frame, EthProtocol(frame), EthernetHdrLen, d.flags, d.desc), PathSlow
+	return DissectFrame(keys, frame, d.flags), PathSlow
 }
 
 // classPath classifies a frame with ClassifyFrame and runs its class's
@@ -493,7 +494,7 @@ func classPath(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
 	s, ok := ClassifyFrame(frame)
 	if !ok {
 		d.counters.Other++
-		return dissectWith(keys, frame, EthProtocol(frame), EthernetHdrLen, d.flags, d.desc), PathSlow
+		return DissectFrame(keys, frame, d.flags), PathSlow
 	}
 	if !d.open.Has(s) {
 		if d.auto != nil {
@@ -539,7 +540,7 @@ func classPath(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
 // slowPath runs the slow path for a frame of class s.
 func slowPath(keys *FlowKeys, frame []byte, d *Dissector, s Shape) (bool, Path) {
 	d.counters.Shape[s].Slow++
-	return dissectWith(keys, frame, EthProtocol(frame), EthernetHdrLen, d.flags, d.desc), PathSlow
+	return DissectFrame(keys, frame, d.flags), PathSlow
 }
 
 // runFast runs s's fast path.

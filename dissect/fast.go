@@ -741,7 +741,7 @@ func declinedPath(keys *FlowKeys, frame []byte, d *Dissector, s Shape) (bool, Pa
 	d.counters.Shape[s].Declined++
 	d.counters.Shape[s].Slow++
 	if d.resumeAt.nhoff == 0 {
-		return dissectWith(keys, frame, EthProtocol(frame), EthernetHdrLen, d.flags, d.desc), PathSlow
+		return DissectFrame(keys, frame, d.flags), PathSlow
 	}
-	return walk(keys, frame, d.flags, d.resumeAt.proto, d.resumeAt.nhoff, d.resumeAt.at, d.desc), PathSlow
+	return walk(keys, frame, d.flags, d.resumeAt.proto, d.resumeAt.nhoff, d.resumeAt.at), PathSlow
 }

@@ -100,9 +100,9 @@ func dissectTaggedWith(keys *FlowKeys, buf []byte, proto uint16, nhoff int, tag 
 	*keys = FlowKeys{}
 	switch {
 	case tag.IsZero():
-		return walk(keys, buf, flags, proto, nhoff, 0, ds)
+		return walkWith(keys, buf, flags, proto, nhoff, 0, ds)
 	case !isVLANType(tag.TPID):
-		return walk(keys, buf, flags, tag.TPID, nhoff, 0, ds)
+		return walkWith(keys, buf, flags, tag.TPID, nhoff, 0, ds)
 	}
 	// The first round, on the TPID, is the VLAN step's hw-tag branch: the
 	// VLAN key from the metadata, proto = skb->protocol, nhoff unchanged,
@@ -111,7 +111,7 @@ func dissectTaggedWith(keys *FlowKeys, buf []byte, proto uint16, nhoff int, tag 
 	binary.LittleEndian.PutUint16(keys[OffVLANTCI:], tag.TCI&^vlanDEIBit)
 	binary.BigEndian.PutUint16(keys[OffVLANTPID:], tag.TPID)
 	binary.BigEndian.PutUint16(keys[OffVLANEthType:], proto)
-	return walk(keys, buf, flags, proto, nhoff, packAt(0, 0, 1, 1, false), ds)
+	return walkWith(keys, buf, flags, proto, nhoff, packAt(0, 0, 1, 1, false), ds)
 }
 
 // DissectFrameTaggedDescend is DissectFrameTagged under the descent
@@ -155,7 +155,7 @@ func (d *Dissector) dissectTagged(keys *FlowKeys, frame []byte, tag VLANTag) (bo
 		if fastL3(keys, frame, EthernetHdrLen, binary.LittleEndian.Uint16(frame[12:]), hwTagWord(tag, frame)) {
 			d.counters.Shape[ShapeVLAN].Fast++
 			if d.desc != nil {
-				return d.undoDescended(keys, frame, tag, FastPath(ShapeVLAN))
+				return d.redescend(keys, frame, tag, true, FastPath(ShapeVLAN))
 			}
 			return true, FastPath(ShapeVLAN)
 		}
