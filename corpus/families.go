@@ -50,6 +50,7 @@ func families() []family {
 		greFamilies(),
 		pptpFamilies(),
 		tunnelFamilies(),
+		udpTunnelFamilies(),
 		depthFamilies(),
 		linkFamilies(),
 	)

@@ -133,7 +133,8 @@ func (d *Dissector) EnableAuto(cfg AutoConfig) {
 		a.lastFast[s] = d.counters.Shape[s].Fast
 		a.lastDeclined[s] = d.counters.Shape[s].Declined
 	}
-	d.auto, d.ticking = a, true
+	d.auto = a
+	d.divert |= divertTick
 }
 
 // AutoState returns auto mode's view of each gate, and false when auto mode is off.

@@ -6,6 +6,12 @@ import (
 	"math/rand/v2"
 )
 
+//go:generate go run gen_walk.go
+
+// descending is false in walk and true in walkDescend, its copy that
+// gen_walk.go generates: the descent's steps cost walk nothing.
+const descending = false
+
 // MaxReDispatch is MAX_FLOW_DISSECT_HDRS: the number of re-dispatches (a new
 // ethertype or a new IP protocol) one dissection may make. The first L3 pass is
 // free; the request past the limit ends the dissection as a success.
@@ -21,6 +27,22 @@ const MaxReDispatch = 15
 func Dissect(keys *FlowKeys, buf []byte, proto uint16, nhoff int, flags Flags) bool {
 	*keys = FlowKeys{}
 	return walk(keys, buf, flags, proto, nhoff, 0)
+}
+
+// DissectDescend is Dissect under the opt-in descent policy d (see
+// Descent): the zero policy is Dissect.
+func DissectDescend(keys *FlowKeys, buf []byte, proto uint16, nhoff int, flags Flags, d Descent) bool {
+	*keys = FlowKeys{}
+	if d.IsZero() {
+		return walk(keys, buf, flags, proto, nhoff, 0)
+	}
+	ds := descender{Descent: d}
+	return walkDescend(keys, buf, flags, proto, nhoff, 0, &ds)
+}
+
+// DissectFrameDescend is DissectFrame under the descent policy d.
+func DissectFrameDescend(keys *FlowKeys, frame []byte, flags Flags, d Descent) bool {
+	return DissectDescend(keys, frame, EthProtocol(frame), EthernetHdrLen, flags, d)
 }
 
 // walkState is the state machine's state at the top of a round, where it
@@ -71,7 +93,11 @@ func packAt(ipProto uint8, ctl ControlFlags, numHdrs int, vlanLevel uint8, l4 bo
 // order: a switch over all the cases would search them. The hottest steps read their
 // fields by offset rather than through the views' accessors: an inlined
 // call leaves a NOP behind (its inlining mark).
+//
+// walkDescend (walk_descend.go) is walk generated with descending true:
+// the state machine under a descent policy ds, which only it pays for.
 func walk(keys *FlowKeys, buf []byte, flags Flags, proto uint16, nhoff int, at walkAt) bool {
+	var ds *descender // walkDescend's parameter
 	var (
 		ipProto   uint8
 		ctl       ControlFlags
@@ -247,6 +273,14 @@ protoAgain:
 
 ipProtoAgain:
 	if ipProto != ipProtoTCP && ipProto != ipProtoUDP {
+		// Every L4 pass but a fragment's writes the ports word, zero for a
+		// protocol without ports: only a UDP tunnel's descent leaves
+		// non-zero ports behind it for this to clear. The IPv6 fragment
+		// header's own pass, which sets the fragment flag, clears them
+		// only where it fails (below).
+		if descending && ctl&FlagIsFragment == 0 && (ipProto != ipProtoFragment || proto != EtherTypeIPv6) {
+			*(*[portsLen]byte)(keys[OffPorts:]) = [portsLen]byte{}
+		}
 		switch ipProto {
 		case ipProtoGRE:
 			if flags&FlagStopBeforeEncap != 0 {
@@ -350,6 +384,9 @@ ipProtoAgain:
 				goto outGood
 			}
 			if !fits(buf, nhoff, ipv6FragHdrLen) {
+				if descending && ctl&FlagIsFragment == 0 {
+					*(*[portsLen]byte)(keys[OffPorts:]) = [portsLen]byte{}
+				}
 				goto outBad
 			}
 			b := (*[ipv6FragHdrLen]byte)(buf[nhoff:])
@@ -399,6 +436,14 @@ ipProtoAgain:
 	// extension header before read, for this protocol at this offset.
 	if ctl&FlagIsFragment == 0 && fits(buf, nhoff+poff, portsLen) {
 		*(*[portsLen]byte)(keys[OffPorts:]) = *(*[portsLen]byte)(buf[nhoff+poff:])
+	} else if descending && ctl&FlagIsFragment == 0 {
+		*(*[portsLen]byte)(keys[OffPorts:]) = [portsLen]byte{} // a tunnel's outer ports go
+	}
+	// The opt-in UDP tunnel descent (descent.go), after the ports of a UDP
+	// header that is no fragment. It leaves the loop by a call in its
+	// return, as TIPC's step does, so that the loop calls nothing.
+	if descending && ipProto == ipProtoUDP && ctl&FlagIsFragment == 0 {
+		return descend(keys, buf, flags, proto, nhoff, walkAt(ctl)<<16|walkAt(numHdrs)<<24, ds)
 	}
 	// The exit written out here, not jumped to: the jump would first move
 	// the state into the registers the other ways in hold it in.
@@ -417,6 +462,50 @@ outGood:
 	return finish(keys, len(buf), nhoff, proto, ipProto, ctl, true)
 outBad:
 	return finish(keys, len(buf), nhoff, proto, ipProto, ctl, false)
+}
+
+// descend is the descent step after the ports of the UDP header at nhoff,
+// with walk's control flags and re-dispatch count in at: unless the caller stops at or before a tunnel, the
+// first tunnel the policy enters sets FLOW_DIS_ENCAPSULATION and the
+// dissection re-dispatches on the inner header (a re-dispatch like any
+// other, bounded by MaxReDispatch); otherwise the dissection ends here.
+func descend(keys *FlowKeys, buf []byte, flags Flags, proto uint16, nhoff int, at walkAt, ds *descender) bool {
+	const ipProto = ipProtoUDP
+	ctl, numHdrs := ControlFlags(uint8(at>>16)), int(uint8(at>>24))
+	// Levels past the first tag write nothing: the VLAN key says whether
+	// one was seen.
+	var vlanLevel uint8
+	if keys[OffVLANTPID]|keys[OffVLANTPID+1] != 0 {
+		vlanLevel = 1
+	}
+	if flags&(FlagStopAtEncap|FlagStopBeforeEncap) != 0 {
+		return finish(keys, len(buf), nhoff, proto, ipProto, ctl, true)
+	}
+	t, p, off, ok := ds.udpEncap(buf, nhoff, proto == EtherTypeIPv4)
+	if !ok {
+		return finish(keys, len(buf), nhoff, proto, ipProto, ctl, true)
+	}
+	ds.descended[t]++
+	ds.last = Entry{Tunnel: t, Proto: p, Off: off, Count: ds.last.Count + 1}
+	ctl |= FlagEncapsulation
+	if numHdrs++; numHdrs > MaxReDispatch {
+		return finish(keys, len(buf), off, p, ipProto, ctl, true)
+	}
+	return walkDescend(keys, buf, flags, p, off, packAt(ipProto, ctl, numHdrs, vlanLevel, false), ds)
+}
+
+// dissectWith is Dissect under the descent ds (nil: none).
+func dissectWith(keys *FlowKeys, buf []byte, proto uint16, nhoff int, flags Flags, ds *descender) bool {
+	*keys = FlowKeys{}
+	return walkWith(keys, buf, flags, proto, nhoff, 0, ds)
+}
+
+// walkWith is walk under the descent ds, walk itself for none.
+func walkWith(keys *FlowKeys, buf []byte, flags Flags, proto uint16, nhoff int, at walkAt, ds *descender) bool {
+	if ds == nil {
+		return walk(keys, buf, flags, proto, nhoff, at)
+	}
+	return walkDescend(keys, buf, flags, proto, nhoff, at, ds)
 }
 
 // finish is the exit of a good and a bad end alike (out_good, out_bad): the

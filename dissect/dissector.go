@@ -130,6 +130,10 @@ type Counters struct {
 	Shape [NumShapes]ShapeCounters
 	Other uint64 // slow-path runs for frames of no fast-path shape
 	Flips uint64 // gate changes made by auto mode
+	// Descended counts the slow path's descents into each UDP tunnel under
+	// the opt-in descent policy (SetDescent): a frame with a tunnel inside
+	// a tunnel counts once per descent.
+	Descended TunnelCounts `json:"Descended,omitzero"`
 }
 
 // Add adds c2 into c, to total the counters of several workers.
@@ -141,6 +145,9 @@ func (c *Counters) Add(c2 *Counters) {
 	}
 	c.Other += c2.Other
 	c.Flips += c2.Flips
+	for i := range c.Descended {
+		c.Descended[i] += c2.Descended[i]
+	}
 }
 
 // Dissector is one worker's dissector: the fast paths behind their gates, the slow
@@ -151,11 +158,13 @@ type Dissector struct {
 	eligible bool  // the fast paths are written for DefaultFlags only
 	gates    Gates // the gates asked for
 	open     Gates // the gates in effect: gates, or none when not eligible
-	// ticking is set under auto mode while DissectFrame has a frame to
-	// count for it: DissectFrame hands the frame to classPath, which
-	// counts it and takes the dispatch again with ticking unset (a bool:
-	// storing a pointer would cost a write barrier's check).
-	ticking  bool
+	// divert sends every frame past DissectFrame's dispatch, one byte
+	// for both reasons: divertTick under auto mode while DissectFrame has
+	// a frame to count for it (classPath counts it and takes the dispatch
+	// again with the bit clear), divertDescent under a descent policy
+	// (divertedPath checks the fast paths' hits). A byte, not the
+	// pointers: storing a pointer would cost a write barrier's check.
+	divert   uint8
 	counters Counters
 	auto     *Auto // nil unless the gates are chosen from the traffic
 	// resumeAt is where the slow path goes on after the last decline: a fast
@@ -170,7 +179,16 @@ type Dissector struct {
 	// ipRoute classified, by shape (as long as the values below routeOpen,
 	// so that the index needs no bounds check); Counters adds them in.
 	slowRuns [routeOpen]uint64
+	// desc is the opt-in descent policy with its counts, nil when it
+	// enters no tunnel: the slow path's one extra test then.
+	desc *descender
 }
+
+// Dissector.divert's bits.
+const (
+	divertTick    = 1 << iota // auto mode: count the frame (classPath)
+	divertDescent             // a descent policy: check a fast path's hit (divertedPath)
+)
 
 // The open routes of Dissector.ipRoute; a value below routeOpen is the
 // Shape of a closed gate.
@@ -223,7 +241,64 @@ func (d *Dissector) Counters() Counters {
 	for s := range c.Shape {
 		c.Shape[s].Slow += d.slowRuns[s]
 	}
+	if d.desc != nil {
+		c.Descended = d.desc.descended
+	}
 	return c
+}
+
+// SetDescent sets the opt-in descent policy (the zero Descent: none, the
+// default). Unlike the gates it changes keys: those of the frames it
+// descends into. A fast path's keys of a frame whose UDP header the policy
+// descends behind are a decline (redescend), so the keys stay the slow
+// path's.
+func (d *Dissector) SetDescent(p Descent) {
+	var kept TunnelCounts
+	if d.desc != nil {
+		kept = d.desc.descended
+	}
+	d.desc = nil
+	d.divert &^= divertDescent
+	if !p.IsZero() {
+		d.desc = &descender{Descent: p, descended: kept}
+		d.divert |= divertDescent
+	}
+}
+
+// Descent returns the descent policy.
+func (d *Dissector) Descent() Descent {
+	if d.desc == nil {
+		return Descent{}
+	}
+	return d.desc.Descent
+}
+
+// redescend takes the keys the dispatch wrote for frame (received with
+// the metadata tag, zero for none) by path p without the policy, and
+// dissects frame again under it when the policy enters a tunnel at the
+// dissection's last pass, a UDP header: walk and walkDescend agree up to
+// the first tunnel entered, and a UDP header's pass is a dissection's last.
+// A fast path's keys are then a decline. The keys name that pass's header
+// (thoff) and family (addr_type); a fragment or a flow-label stop has none.
+func (d *Dissector) redescend(keys *FlowKeys, frame []byte, tag VLANTag, ok bool, p Path) (bool, Path) {
+	if keys[OffIPProto] != ipProtoUDP || keys.Flags()&FlagIsFragment != 0 || d.flags&(FlagStopAtEncap|FlagStopBeforeEncap) != 0 {
+		return ok, p
+	}
+	if d.flags&FlagStopAtFlowLabel != 0 && keys.AddrType() == AddrIPv6 && keys.FlowLabel() != 0 {
+		return ok, p
+	}
+	if _, _, _, enters := d.desc.udpEncap(frame, int(keys.THoff()), keys.AddrType() == AddrIPv4); !enters {
+		return ok, p
+	}
+	if s, fast := p.Shape(); fast {
+		d.counters.Shape[s].Fast--
+		d.counters.Shape[s].Declined++
+		d.counters.Shape[s].Slow++
+	}
+	if tag.IsZero() {
+		return dissectWith(keys, frame, EthProtocol(frame), EthernetHdrLen, d.flags, d.desc), PathSlow
+	}
+	return dissectTaggedWith(keys, frame, EthProtocol(frame), EthernetHdrLen, tag, d.flags, d.desc), PathSlow
 }
 
 // DissectFrame dissects a whole Ethernet frame like the package's DissectFrame and
@@ -251,12 +326,26 @@ func (d *Dissector) DissectFrame(keys *FlowKeys, frame []byte) (bool, Path) {
 	return dispatch(keys, frame, d)
 }
 
+// divertedPath takes the frames DissectFrame's dispatch diverts (see
+// Dissector.divert) or is too short for: classPath's, and under a descent
+// policy the dispatch's own, whose keys it checks (redescend), so that the
+// frames without a policy pay nothing for it.
+func divertedPath(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
+	if d.divert&divertDescent == 0 {
+		return classPath(keys, frame, d)
+	}
+	d.divert &^= divertDescent
+	ok, p := dispatch(keys, frame, d)
+	d.divert |= divertDescent
+	return d.redescend(keys, frame, VLANTag{}, ok, p)
+}
+
 // dispatch is DissectFrame's dispatch. It takes the Dissector last, so that
 // the keys and the frame arrive in the registers the slow path (walk) takes
 // them in: a closed gate's route moves no argument.
 func dispatch(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
-	if len(frame) < ethIPv4Len || d.ticking {
-		return classPath(keys, frame, d)
+	if len(frame) < ethIPv4Len || d.divert != 0 {
+		return divertedPath(keys, frame, d)
 	}
 	le := binary.LittleEndian
 	// Little-endian reads written out byte by byte, which leaves no
@@ -398,7 +487,7 @@ func dispatch(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
 // of an open gate it hands back to DissectFrame's dispatch. Each fast path
 // is called directly, not through runFast.
 func classPath(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
-	ticking := d.ticking
+	ticking := d.divert&divertTick != 0
 	if ticking {
 		d.auto.tick(d)
 	}
@@ -416,9 +505,9 @@ func classPath(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
 	if ticking && len(frame) >= ethIPv4Len {
 		// An open gate under auto mode: DissectFrame's dispatch costs
 		// fewer instructions than the fast paths below.
-		d.ticking = false
+		d.divert &^= divertTick
 		ok, path := d.DissectFrame(keys, frame)
-		d.ticking = true
+		d.divert |= divertTick
 		return ok, path
 	}
 	var hit bool

@@ -33,6 +33,16 @@
 // and closes the gates from the measured share of frames each fast path
 // accepts, against the costs in [DefaultCosts]; it never changes a key byte.
 //
+// # UDP tunnel descent (opt-in)
+//
+// A [Descent] policy (off by default) makes the slow path enter VXLAN,
+// Geneve, GTP-U, GUE and FOU tunnels and hash the inner flow, by the rules
+// of the net-next v1 series that proposes it (descent.go,
+// docs/kernel-fidelity.md): [DissectDescend], [Dissector.SetDescent]. No
+// released kernel does this; without a policy not a key byte and not an
+// instruction changes (walk_descend.go is walk generated with the
+// descent's steps).
+//
 // Nothing here allocates per frame or returns an error per frame: failure is
 // a value. [FlowKeys] is a plain 80-byte array with accessors named after the
 // kernel's fields.

@@ -42,6 +42,63 @@ var otherFlags = func() []*flaggedDissector {
 	return ds
 }()
 
+// descentPolicies are the descent settings the suite runs every frame
+// under besides none: each tunnel alone, and all of them, with the FOU
+// table of the corpus's UDP tunnel families.
+var descentPolicies = func() []dissect.Descent {
+	var ps []dissect.Descent
+	for t := range dissect.NumTunnels {
+		ps = append(ps, corpusDescent(dissect.Tunnels(0).With(t)))
+	}
+	return append(ps, corpusDescent(dissect.AllTunnels))
+}()
+
+// corpusDescent is the policy entering ts with the corpus's FOU table.
+func corpusDescent(ts dissect.Tunnels) dissect.Descent {
+	d, err := dissect.NewDescent(ts,
+		dissect.EncapPort{Port: corpus.GUEPort, GUE: true},
+		dissect.EncapPort{Port: corpus.FOUPortIPIP, Inner: 4},
+		dissect.EncapPort{Port: corpus.FOUPortIPv6, Inner: 41})
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
+
+// descending are Dissectors with every gate open under each of
+// descentPolicies, with their locks.
+var descending = func() []*flaggedDissector {
+	var ds []*flaggedDissector
+	for _, p := range descentPolicies {
+		d := dissect.NewDissector(dissect.DefaultFlags, dissect.AllGates)
+		d.SetDescent(p)
+		ds = append(ds, &flaggedDissector{flags: dissect.DefaultFlags, d: d})
+	}
+	return ds
+}()
+
+// checkDescents holds the Dissector under each descent policy to the slow
+// path under the same policy: a fast path that would end at the outer UDP
+// header of a frame the policy descends into declines it.
+func checkDescents(tb testing.TB, name string, frame []byte) {
+	tb.Helper()
+	for i, od := range descending {
+		var want, got dissect.FlowKeys
+		wantOK := dissect.DissectFrameDescend(&want, frame, dissect.DefaultFlags, descentPolicies[i])
+		od.Lock()
+		before := od.d.Counters()
+		gotOK, path := od.d.DissectFrame(&got, frame)
+		after := od.d.Counters()
+		od.Unlock()
+		after.Descended = before.Descended
+		checkCounted(tb, fmt.Sprintf("%s (descend %v)", name, descentPolicies[i]), frame, path, before, after)
+		if gotOK != wantOK || got != want {
+			tb.Errorf("%s: the Dissector descending into %v (path %v) differs from the slow path on frame %x\n slow ok=%v keys %x\n dissector ok=%v keys %x",
+				name, descentPolicies[i], path, frame, wantOK, want[:], gotOK, got[:])
+		}
+	}
+}
+
 // checkContract runs every fast path over frame and compares each acceptance with
 // the slow path. It returns the shapes that accepted.
 func checkContract(tb testing.TB, name string, frame []byte) (accepted []dissect.Shape) {
@@ -68,6 +125,7 @@ func checkContract(tb testing.TB, name string, frame []byte) (accepted []dissect
 	if dissect.DissectFrame(&again, frame, dissect.DefaultFlags); again != slow {
 		return accepted // random keys (TIPC keep-alives): nothing to compare
 	}
+	checkDescents(tb, name, frame)
 	// And the one with every gate closed: the slow path, resumed past the
 	// outer headers its dispatch read.
 	gated.Lock()

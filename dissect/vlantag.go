@@ -92,12 +92,17 @@ func ParseVLANTag(s string) (VLANTag, error) {
 // as the kernel's would, but any VLAN header it meets later is read from the
 // frame.
 func DissectTagged(keys *FlowKeys, buf []byte, proto uint16, nhoff int, tag VLANTag, flags Flags) bool {
+	return dissectTaggedWith(keys, buf, proto, nhoff, tag, flags, nil)
+}
+
+// dissectTaggedWith is DissectTagged under the descent ds (nil: none).
+func dissectTaggedWith(keys *FlowKeys, buf []byte, proto uint16, nhoff int, tag VLANTag, flags Flags, ds *descender) bool {
 	*keys = FlowKeys{}
 	switch {
 	case tag.IsZero():
-		return walk(keys, buf, flags, proto, nhoff, 0)
+		return walkWith(keys, buf, flags, proto, nhoff, 0, ds)
 	case !isVLANType(tag.TPID):
-		return walk(keys, buf, flags, tag.TPID, nhoff, 0)
+		return walkWith(keys, buf, flags, tag.TPID, nhoff, 0, ds)
 	}
 	// The first round, on the TPID, is the VLAN step's hw-tag branch: the
 	// VLAN key from the metadata, proto = skb->protocol, nhoff unchanged,
@@ -106,7 +111,17 @@ func DissectTagged(keys *FlowKeys, buf []byte, proto uint16, nhoff int, tag VLAN
 	binary.LittleEndian.PutUint16(keys[OffVLANTCI:], tag.TCI&^vlanDEIBit)
 	binary.BigEndian.PutUint16(keys[OffVLANTPID:], tag.TPID)
 	binary.BigEndian.PutUint16(keys[OffVLANEthType:], proto)
-	return walk(keys, buf, flags, proto, nhoff, packAt(0, 0, 1, 1, false))
+	return walkWith(keys, buf, flags, proto, nhoff, packAt(0, 0, 1, 1, false), ds)
+}
+
+// DissectFrameTaggedDescend is DissectFrameTagged under the descent
+// policy d.
+func DissectFrameTaggedDescend(keys *FlowKeys, frame []byte, tag VLANTag, flags Flags, d Descent) bool {
+	if d.IsZero() {
+		return DissectFrameTagged(keys, frame, tag, flags)
+	}
+	ds := descender{Descent: d}
+	return dissectTaggedWith(keys, frame, EthProtocol(frame), EthernetHdrLen, tag, flags, &ds)
 }
 
 // DissectFrameTagged is DissectFrame for a frame received with tag in its
@@ -139,6 +154,9 @@ func (d *Dissector) dissectTagged(keys *FlowKeys, frame []byte, tag VLANTag) (bo
 		// fastHWTag in line: a tagged frame pays no call to be taken.
 		if fastL3(keys, frame, EthernetHdrLen, binary.LittleEndian.Uint16(frame[12:]), hwTagWord(tag, frame)) {
 			d.counters.Shape[ShapeVLAN].Fast++
+			if d.desc != nil {
+				return d.redescend(keys, frame, tag, true, FastPath(ShapeVLAN))
+			}
 			return true, FastPath(ShapeVLAN)
 		}
 	}
@@ -155,7 +173,7 @@ func (d *Dissector) dissectTagged(keys *FlowKeys, frame []byte, tag VLANTag) (bo
 		d.counters.Shape[ShapeVLAN].Declined++
 		d.counters.Shape[ShapeVLAN].Slow++
 	}
-	return DissectTagged(keys, frame, proto, EthernetHdrLen, tag, d.flags), PathSlow
+	return dissectTaggedWith(keys, frame, proto, EthernetHdrLen, tag, d.flags, d.desc), PathSlow
 }
 
 // fastHWTag is the vlan shape with the tag in the metadata: an untagged

@@ -68,6 +68,9 @@ type EngineConfig struct {
 	Flags dissect.Flags
 	Gates dissect.Gates
 	Auto  bool
+	// Descent is the opt-in UDP tunnel descent of each dissector (the zero
+	// value: none, the kernel's behaviour).
+	Descent dissect.Descent
 
 	// Plan is how the loops and workers share the processors. The zero
 	// plan means PlanCPUs of the source and the workers, with nothing
@@ -410,6 +413,9 @@ func (e *Engine) runConfig() runstats.RunConfig {
 	}
 	if cfg.Auto {
 		c.Gates = "auto"
+	}
+	if !cfg.Descent.IsZero() {
+		c.Descent = cfg.Descent.String()
 	}
 	switch cfg.Steering.Hash {
 	case hash.KindToeplitz:

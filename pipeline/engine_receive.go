@@ -121,6 +121,7 @@ func newReceiver(e *Engine, index int, src source.QueueSource) *receiver {
 	if cfg.Auto {
 		r.d.EnableAuto(dissect.AutoConfig{})
 	}
+	r.d.SetDescent(cfg.Descent)
 	if cfg.FlowLimit > 0 {
 		r.fl = queues.NewFlowLimit(cfg.FlowLimit)
 	}

@@ -357,15 +357,40 @@ var builtins = map[string]func() Profile{
 			ReplyShare: 0.5,
 		}
 	},
-	// tunnels: the IPIP family and GRE, under plain traffic.
+	// tunnels: the IPIP family, GRE, VXLAN and GTP-U, under plain traffic.
 	"tunnels": func() Profile {
 		return Profile{
 			Name: "tunnels", Flows: 8192, Cycle: 32768, Seed: 1,
 			Mix: mix("ipv4/ipv4/tcp", 15, "ipv4/ipv6/tcp", 10, "ipv6/ipv4/udp", 10, "ipv6/ipv6/tcp", 10,
-				"ipv4/gre/ipv4/tcp", 20, "ipv4/gre/ipv6/udp", 10, "ipv6/gre/ipv4/tcp", 5, "ipv4/gre/eth/ipv4/tcp", 10, "ipv4/tcp", 10),
+				"ipv4/gre/ipv4/tcp", 20, "ipv4/gre/ipv6/udp", 10, "ipv6/gre/ipv4/tcp", 5, "ipv4/gre/eth/ipv4/tcp", 10, "ipv4/tcp", 10,
+				"ipv4/vxlan/eth/ipv4/tcp", 10, "ipv4/gtpu/ipv4/udp", 10),
 			FlowSizes:  FlowSizes{Dist: Zipf, Exponent: 0.9},
 			FrameSizes: SizeRange(64, 1500),
 			ReplyShare: 0.25,
+		}
+	},
+	// vxlan: an overlay between a few hypervisors (the four tunnel
+	// endpoint pairs); the outer source port comes from the inner flow.
+	"vxlan": func() Profile {
+		return Profile{
+			Name: "vxlan", Flows: 8192, Cycle: 32768, Seed: 1,
+			Mix: mix("ipv4/vxlan/eth/ipv4/tcp", 60, "ipv4/vxlan/eth/ipv4/udp", 20, "ipv4/vxlan/eth/ipv6/tcp", 15,
+				"vlan/ipv4/vxlan/eth/ipv4/tcp", 5),
+			FlowSizes:  FlowSizes{Dist: Zipf, Exponent: 1.0},
+			FrameSizes: IMIX(),
+			ReplyShare: 0.3,
+		}
+	},
+	// mobile: GTP-U user plane, many user flows inside four tunnels
+	// (endpoint pairs and TEIDs) with the fixed outer source port 2152: to
+	// a kernel that stops at the outer UDP header, four flows.
+	"mobile": func() Profile {
+		return Profile{
+			Name: "mobile", Flows: 16384, Cycle: 65536, Seed: 1,
+			Mix:        mix("ipv4/gtpu/ipv4/tcp", 60, "ipv4/gtpu/ipv4/udp", 25, "ipv4/gtpu/ipv6/tcp", 15),
+			FlowSizes:  FlowSizes{Dist: Zipf, Exponent: 0.9},
+			FrameSizes: IMIX(),
+			ReplyShare: 0.4,
 		}
 	},
 	// elephants, collide and hotset: uneven load for rebalancing
@@ -376,7 +401,7 @@ var builtins = map[string]func() Profile{
 }
 
 // Builtin returns the built-in profile name: simple, datacenter, isp,
-// tunnels, elephants, collide or hotset.
+// tunnels, vxlan, mobile, elephants, collide or hotset.
 func Builtin(name string) (Profile, error) {
 	b, ok := builtins[name]
 	if !ok {

@@ -171,16 +171,22 @@ func TestScheduleFlowSizes(t *testing.T) {
 // profile the way the kernel does and checks that the flows the generator
 // wrote are the flows the kernel sees: one hash per flow, the same for both
 // directions, except where the kernel's dissector stops before the flow's
-// fields (MPLS: one flow per VLAN tag in front of it).
+// fields (MPLS: one flow per VLAN tag in front of it; GTP-U: one per
+// tunnel), and, with every UDP tunnel descended into, one hash per flow.
 func TestScheduleFlows(t *testing.T) {
 	h := hash.NewKernel(hash.RandomKey())
 	for _, name := range BuiltinNames() {
 		t.Run(name, func(t *testing.T) {
 			s := builtinSchedule(t, name)
 			hashes := make([]map[uint32]bool, len(s.Profile().Mix))
+			descended := make([]map[uint32]bool, len(hashes))
 			vlans := make([]map[uint16]bool, len(hashes))
 			for i := range hashes {
-				hashes[i], vlans[i] = map[uint32]bool{}, map[uint16]bool{}
+				hashes[i], descended[i], vlans[i] = map[uint32]bool{}, map[uint32]bool{}, map[uint16]bool{}
+			}
+			all, err := dissect.NewDescent(dissect.AllTunnels)
+			if err != nil {
+				t.Fatal(err)
 			}
 			byFlow := map[uint32]uint32{}
 			var keys dissect.FlowKeys
@@ -195,6 +201,10 @@ func TestScheduleFlows(t *testing.T) {
 				}
 				v, _ := h.Hash(&keys)
 				hashes[shape][v] = true
+				var dk dissect.FlowKeys
+				dissect.DissectFrameDescend(&dk, f, dissect.DefaultFlags, all)
+				dv, _ := h.Hash(&dk)
+				descended[shape][dv] = true
 				vlans[shape][keys.VLANID()] = true
 				if prev, ok := byFlow[flow]; ok && prev != v {
 					t.Fatalf("position %d: flow %d hashes to %#x and %#x (direction?)", pos, flow, prev, v)
@@ -202,12 +212,19 @@ func TestScheduleFlows(t *testing.T) {
 				byFlow[flow] = v
 			}
 			for i, c := range s.Mix() {
-				want := c.Flows
-				if strings.Contains(c.Shape.String(), "mpls") {
-					want = len(vlans[i])
+				want, wantDescended := c.Flows, c.Flows
+				switch name := c.Shape.String(); {
+				case strings.Contains(name, "mpls"):
+					want, wantDescended = len(vlans[i]), len(vlans[i])
+				case strings.Contains(name, "gtpu"):
+					// The outer headers alone: one flow per tunnel.
+					want = min(4, c.Flows)
 				}
 				if got := len(hashes[i]); got != want {
 					t.Errorf("%s: %d distinct kernel flows, want %d", c.Shape, got, want)
+				}
+				if got := len(descended[i]); got != wantDescended {
+					t.Errorf("%s: %d distinct flows with every tunnel descended into, want %d", c.Shape, got, wantDescended)
 				}
 			}
 		})

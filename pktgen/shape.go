@@ -16,8 +16,13 @@ import (
 //	shape   = link* ip tunnel* l4
 //	link    = "vlan" | "qinq" | "pppoe" | "mpls"
 //	ip      = ("ipv4" | "ipv6") ("+" modifier)*
-//	tunnel  = ip | "gre" ["eth"] ip
+//	tunnel  = ip | "gre" ["eth"] ip | "vxlan" "eth" ip | "gtpu" ip
 //	l4      = "tcp" | "udp"
+//
+// "vxlan" is a UDP header to port 4789 whose source port comes from the
+// inner flow (as RFC 7348 suggests) and a VXLAN header; "gtpu" a UDP header
+// from and to port 2152 and a GTPv1-U G-PDU header: the UDP tunnels of the
+// opt-in descent (dissect.Descent). The VNI and the TEID are the tunnel's.
 //
 // "qinq" is an 802.1AD tag followed by an 802.1Q tag. The modifiers make
 // frames that only the slow path dissects:
@@ -59,11 +64,14 @@ const (
 	layerEth
 	layerTCP
 	layerUDP
+	layerVXLAN
+	layerGTPU
 )
 
 var layerNames = map[string]layerKind{
 	"vlan": layerVLAN, "qinq": layerQinQ, "pppoe": layerPPPoE, "mpls": layerMPLS,
 	"ipv4": layerIPv4, "ipv6": layerIPv6, "gre": layerGRE, "eth": layerEth, "tcp": layerTCP, "udp": layerUDP,
+	"vxlan": layerVXLAN, "gtpu": layerGTPU,
 }
 
 // modifier is a set of IP header variants.
@@ -92,13 +100,14 @@ var modNames = []struct {
 func ParseShape(name string) (Shape, error) {
 	var s Shape
 	tokens := strings.Split(name, "/")
-	// state: 0 link layers, 1 after an ip, 2 after gre, 3 after gre/eth, 4 after l4
+	// state: 0 link layers, 1 after an ip, 2 after gre, 3 after gre/eth or
+	// vxlan/eth, 4 after l4, 5 after vxlan, 6 after gtpu
 	state := 0
 	for i, tok := range tokens {
 		base, mods, _ := strings.Cut(tok, "+")
 		kind, ok := layerNames[base]
 		if !ok {
-			return Shape{}, fmt.Errorf("parse shape %q: unknown layer %q (want vlan, qinq, pppoe, mpls, ipv4, ipv6, gre, eth, tcp or udp)", name, base)
+			return Shape{}, fmt.Errorf("parse shape %q: unknown layer %q (want vlan, qinq, pppoe, mpls, ipv4, ipv6, gre, vxlan, gtpu, eth, tcp or udp)", name, base)
 		}
 		l := layer{kind: kind}
 		if mods != "" {
@@ -127,18 +136,21 @@ func ParseShape(name string) (Shape, error) {
 				return Shape{}, bad("a link layer only before the first IP header")
 			}
 		case layerIPv4, layerIPv6:
-			if state == 4 {
+			switch state {
+			case 4:
 				return Shape{}, bad("nothing after the L4 header")
+			case 5:
+				return Shape{}, bad("eth after vxlan")
 			}
 			state = 1
-		case layerGRE:
+		case layerGRE, layerVXLAN, layerGTPU:
 			if state != 1 {
-				return Shape{}, bad("gre only after an IP header")
+				return Shape{}, bad(base + " only after an IP header")
 			}
-			state = 2
+			state = map[layerKind]int{layerGRE: 2, layerVXLAN: 5, layerGTPU: 6}[kind]
 		case layerEth:
-			if state != 2 {
-				return Shape{}, bad("eth only right after gre")
+			if state != 2 && state != 5 {
+				return Shape{}, bad("eth only right after gre or vxlan")
 			}
 			state = 3
 		case layerTCP, layerUDP:
@@ -290,6 +302,14 @@ func (s Shape) build(f flowFields) []corpus.Layer {
 			}
 		case layerGRE:
 			out = append(out, corpus.GRE{Flags: corpus.GREKey, Key: 1000 + t})
+		case layerVXLAN:
+			// The outer source port from the inner flow (RFC 7348 §5),
+			// the same in both directions: both ends hash the same flow.
+			out = append(out, corpus.UDP{Src: 49152 + uint16(f.g*2654435761>>18)%16384, Dst: 4789},
+				corpus.VXLAN{Flags: corpus.VXLANFlagVNI, VNI: 5000 + t})
+		case layerGTPU:
+			// GTP-U: the fixed source port many implementations use.
+			out = append(out, corpus.UDP{Src: 2152, Dst: 2152}, corpus.GTPU{TEID: 0x10000 + t})
 		case layerEth:
 			out = append(out, corpus.Ethernet{Dst: [6]byte{0x02, 0x70, 0x67, 0, 1, byte(t)}, Src: [6]byte{0x02, 0x70, 0x67, 0, 2, byte(t)}})
 		case layerTCP, layerUDP:

@@ -165,6 +165,13 @@ func WriteShapes(w io.Writer, s Shapes) error {
 	fmt.Fprintf(tw, "-\t-\t%d\t\n", c.Other)
 	ew.flush(tw)
 	ew.printf("total: %d fast, %d slow-path runs, %d gate flips\n", fast, slow+c.Other, c.Flips)
+	if c.Descended != (dissect.TunnelCounts{}) {
+		ew.printf("descended into UDP tunnels (opt-in):")
+		for t, n := range c.Descended {
+			ew.printf(" %v %d", dissect.Tunnel(t), n)
+		}
+		ew.printf("\n")
+	}
 	return ew.err
 }
 

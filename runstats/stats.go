@@ -43,6 +43,7 @@ type RunConfig struct {
 	Steer       string `json:"steer"`    // "rps" or "reta"
 	Consumer    string `json:"consumer"` // "fifo", "fq", "fq_codel"
 	Gates       string `json:"gates"`
+	Descent     string `json:"descent,omitempty"` // the opt-in UDP tunnel descent (dissect.Descent), when on
 	CPUs        []int  `json:"cpus"`
 	RingSize    int    `json:"ring_size"`
 	FlowLimit   int    `json:"flow_limit,omitempty"`

@@ -27,6 +27,7 @@ func filledRun(static *RunStats) *RunStats {
 		shapes.Shape[i] = dissect.ShapeCounters{Fast: uint64(10 + i), Declined: uint64(20 + i), Slow: uint64(30 + i)}
 	}
 	shapes.Other, shapes.Flips = 7, 3
+	shapes.Descended = dissect.TunnelCounts{dissect.TunnelGTPU: 5, dissect.TunnelVXLAN: 2}
 	flows := FlowReport{
 		Active: 40, Buckets: 30, Collisions: 2, Jain: 0.875, Shares: []float64{0.5, 0.25},
 		Top: []TopFlow{{
@@ -47,7 +48,7 @@ func filledRun(static *RunStats) *RunStats {
 		DurationNs:    5e9,
 		Config: RunConfig{
 			Source: "synthetic:datacenter", Hash: "toeplitz", Symmetric: "xor", Steer: "reta", Consumer: "fq_codel",
-			Gates: "all", CPUs: []int{2, 3}, RingSize: 1024, FlowLimit: 8192, ServiceRate: "1Mpps", RxMode: "poll",
+			Gates: "all", Descent: "gtpu,vxlan", CPUs: []int{2, 3}, RingSize: 1024, FlowLimit: 8192, ServiceRate: "1Mpps", RxMode: "poll",
 			Flows: 1024, Workers: 2, HashKey: "00112233445566778899aabbccddeeff", Clock: "virtual", Replay: "max",
 			WindowNs: 1e8, CPUPlan: "workers on 2-3", QueueSpread: "rss", XDPProgram: "metadata",
 		},

@@ -119,16 +119,22 @@ func checkAccounting(sent uint64, l LinkDeltas, st *runstats.RunStats) Check {
 // the slow path and hashed with the run's key, gives the hash the receive
 // loop computed; and the worker it went to is the RPS map's CPU for that hash.
 func checkSamples(samples []pipeline.Sample, taken uint64, key hash.Key, workers int) (hashCheck, steerCheck Check, sum SampleSummary) {
+	return checkDescendedSamples(samples, taken, key, workers, dissect.Descent{})
+}
+
+// checkDescendedSamples is checkSamples for an engine whose dissectors
+// descend into UDP tunnels by policy p: the offline dissector does too.
+func checkDescendedSamples(samples []pipeline.Sample, taken uint64, key hash.Key, workers int, p dissect.Descent) (hashCheck, steerCheck Check, sum SampleSummary) {
 	k := hash.NewKernel(key)
-	return checkSampled(samples, taken, workers, func(keys *dissect.FlowKeys) uint32 {
+	return checkSampled(samples, taken, workers, p, func(keys *dissect.FlowKeys) uint32 {
 		h, _ := k.Hash(keys)
 		return h
 	})
 }
 
-// checkSampled is checkSamples with the run's hash of a frame's keys given
-// as rehash.
-func checkSampled(samples []pipeline.Sample, taken uint64, workers int, rehash func(*dissect.FlowKeys) uint32) (hashCheck, steerCheck Check, sum SampleSummary) {
+// checkSampled is checkDescendedSamples with the run's hash of a frame's
+// keys given as rehash.
+func checkSampled(samples []pipeline.Sample, taken uint64, workers int, p dissect.Descent, rehash func(*dissect.FlowKeys) uint32) (hashCheck, steerCheck Check, sum SampleSummary) {
 	hashCheck = Check{Name: "hash: sampled frames hash as the offline dissector says"}
 	steerCheck = Check{Name: "steering: sampled worker = RPS map of the sampled hash"}
 	sum.Taken, sum.Checked = taken, len(samples)
@@ -148,7 +154,7 @@ func checkSampled(samples []pipeline.Sample, taken uint64, workers int, rehash f
 			sum.Truncated++
 			continue
 		}
-		dissect.DissectFrameTagged(&keys, s.Frame, s.Tag, dissect.DefaultFlags)
+		dissect.DissectFrameTaggedDescend(&keys, s.Frame, s.Tag, dissect.DefaultFlags, p)
 		if h := rehash(&keys); h != s.Hash {
 			sum.HashMismatch++
 			if firstHash == "" {

@@ -11,7 +11,7 @@ import (
 func (cfg Config) engineConfig() pipeline.EngineConfig {
 	return pipeline.EngineConfig{
 		Steering: hash.SteerConfig{Workers: cfg.Workers},
-		Flags:    dissect.DefaultFlags, Gates: dissect.AllGates,
+		Flags:    dissect.DefaultFlags, Gates: dissect.AllGates, Descent: cfg.Descent,
 		RingSize: cfg.RingSize, Consumer: cfg.Consumer,
 		Batch: pipeline.DefaultBatch, Window: pipeline.DefaultWindow,
 		QueueSpread:     "sender", // each generator thread sends on its own veth queue

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xdphash/xdphash/dissect"
 	"github.com/xdphash/xdphash/internal/kernel"
 	"github.com/xdphash/xdphash/pktgen"
 	"github.com/xdphash/xdphash/report"
@@ -64,6 +65,9 @@ type Config struct {
 	// device hash (on veth, the kernel's skb_get_hash) with its own
 	// (pipeline.EngineConfig.CheckDeviceHash).
 	CheckDevice bool
+	// Descent is the engine's opt-in UDP tunnel descent (veth lab only;
+	// not with CheckDevice, whose kernel hash does not descend).
+	Descent dissect.Descent
 	// Lab is where the pipeline runs: LabVeth ("" too) or LabVirtio, a QEMU
 	// guest's virtio-net device; GuestKernel is then the guest kernel series
 	// ("" takes virtiolab.DefaultSeries) and GuestBinary the xdphash

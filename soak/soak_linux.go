@@ -223,7 +223,7 @@ func Run(ctx context.Context, cfg Config) (_ *Result, err error) {
 		HostRxPackets: hostAfter.RxPackets - hostBefore.RxPackets,
 		HostRxDropped: hostAfter.RxDropped - hostBefore.RxDropped,
 	}
-	hc, sc, sum := checkSamples(sampler.Samples(), sampler.Taken(), key, cfg.Workers)
+	hc, sc, sum := checkDescendedSamples(sampler.Samples(), sampler.Taken(), key, cfg.Workers, cfg.Descent)
 	res.Samples = sum
 	res.Checks = runChecks(gen.Frames, res.Links, r.st, hc, sc, res.Memory, ctx.Err() != nil)
 	if cfg.CheckDevice {

@@ -73,7 +73,7 @@ func checkVirtioSamples(frames []byte, key []byte, workers int) (hashCheck, stee
 	if err != nil {
 		return fail(fmt.Errorf("the device's key: %w", err))
 	}
-	return checkSampled(samples, uint64(len(samples)), workers, func(keys *dissect.FlowKeys) uint32 {
+	return checkSampled(samples, uint64(len(samples)), workers, dissect.Descent{}, func(keys *dissect.FlowKeys) uint32 {
 		h, _ := steer.Hash(keys)
 		return h
 	})

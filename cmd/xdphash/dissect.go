@@ -23,14 +23,15 @@ import (
 
 // dissectOptions are the flags of xdphash dissect.
 type dissectOptions struct {
-	format outputFormat
-	path   dissectPath
-	gates  gatesFlag
-	stats  bool
-	frames bool // print a line per frame: not for --stats alone
-	key    hashKeyFlag
-	flags  dissect.Flags
-	tag    vlanTagFlag
+	format  outputFormat
+	path    dissectPath
+	gates   gatesFlag
+	stats   bool
+	frames  bool // print a line per frame: not for --stats alone
+	key     hashKeyFlag
+	flags   dissect.Flags
+	tag     vlanTagFlag
+	descent descentFlags
 }
 
 // vlanTagFlag is --vlan-tag: the VLAN tag every frame was received with in
@@ -113,6 +114,7 @@ none).`,
 	f.BoolVar(&opts.stats, "stats", false, "print the per-shape dissector counters instead of the frames (with --format: after them, on stderr)")
 	f.Var(&opts.key, "hash-key", "SipHash key as 32 hex digits (default: a random key, logged)")
 	f.Var(dissectorFlags{&opts.flags}, "flags", "FLOW_DISSECTOR_F_* flags; skb_get_hash passes STOP_AT_FLOW_LABEL")
+	opts.descent.register(f)
 	f.Var(&opts.tag, "vlan-tag", "dissect every frame as received with this VLAN tag in its metadata: TPID (0x8100, 0x88a8) and TCI")
 	return cmd
 }
@@ -138,7 +140,12 @@ func runDissect(cmd *cobra.Command, log *slog.Logger, name string, opts *dissect
 	// Everything written for the frames before a bad record reaches the output
 	// before the error does.
 	out := bufio.NewWriter(cmd.OutOrStdout())
+	policy, err := opts.descent.policy()
+	if err != nil {
+		return &usageError{cmd: cmd, err: err}
+	}
 	d := dissect.NewDissector(opts.flags, dissect.NoGates)
+	d.SetDescent(policy)
 	switch opts.path {
 	case pathFast:
 		d.SetGates(opts.gates.gates)
@@ -194,6 +201,9 @@ func dissectFrames(out *bufio.Writer, log *slog.Logger, reader capture.Reader, n
 			name, key, opts.path, dissectorFlags{&opts.flags})
 		if !opts.tag.tag.IsZero() {
 			fmt.Fprintf(out, ", metadata VLAN tag %s", opts.tag.tag)
+		}
+		if p := d.Descent(); !p.IsZero() {
+			fmt.Fprintf(out, ", descend %s (opt-in)", p)
 		}
 		out.WriteByte('\n')
 	}

@@ -98,7 +98,7 @@ func TestPktgenErrors(t *testing.T) {
 		{"bad rate", []string{"--iface", "x", "--count", "1", "--rate", "fast"}, false, "--rate: parse rate \"fast\": want max or a packet rate", true},
 		{"bad mode", []string{"--iface", "x", "--count", "1", "--mode", "dpdk"}, false, "--mode: want xdp|afxdp|packet|kernel", true},
 		{"bad MAC", []string{"--iface", "x", "--count", "1", "--dst-mac", "zz"}, false, "--dst-mac", true},
-		{"unknown profile", []string{"--iface", "lo", "--count", "1", "--profile", "nosuch", "--dst-mac", "02:00:00:00:00:01"}, false, `profile "nosuch": unknown profile (built in: collide, datacenter, elephants, hotset, isp, simple, tunnels)`, false},
+		{"unknown profile", []string{"--iface", "lo", "--count", "1", "--profile", "nosuch", "--dst-mac", "02:00:00:00:00:01"}, false, `profile "nosuch": unknown profile (built in: collide, datacenter, elephants, hotset, isp, mobile, simple, tunnels, vxlan)`, false},
 		{"no such interface", []string{"--iface", "xhlnosuch0", "--count", "1", "--dst-mac", "02:00:00:00:00:01"}, true, "xhlnosuch0", false},
 		{"interface before schedule", []string{"--iface", "xhlnosuch0", "--count", "1", "--dst-mac", "02:00:00:00:00:01", "--profile", unbuildable}, false, "check generator: find interface xhlnosuch0", false},
 	}

@@ -61,6 +61,7 @@ type runOptions struct {
 	steer       steerChoice
 	retaWeights string
 	gates       gatesFlag
+	descent     descentFlags
 
 	duration    time.Duration
 	stopOnEOF   bool // --stop-on-eof
@@ -191,6 +192,7 @@ frame is accounted for: received = processed + each counted drop.`,
 	f.StringVar(&opts.retaWeights, "reta-weights", "", "reta steering: one weight per worker, such as 3,1 (default: equal)")
 	opts.rebalance.addFlags(f)
 	f.Var(&opts.gates, "gates", "fast-path gates: shapes (eth_ip,vlan,qinq,pppoe,mpls,ipip,gre), all, none or auto")
+	opts.descent.register(f)
 	f.DurationVar(&opts.duration, "duration", 0, "stop after this long (0: when the source ends, or on SIGINT/SIGTERM)")
 	f.BoolVar(&opts.stopOnEOF, "stop-on-eof", false, "stop, as asked (exit 0), when standard input ends: for a parent process that drives the run")
 	f.IntVar(&opts.ringSize, "ring-size", opts.ringSize, "netdev_max_backlog of each receive queue -> worker ring")
@@ -234,6 +236,12 @@ func (o *runOptions) check(cmd *cobra.Command) error {
 	changed := cmd.Flags().Changed
 	if err := o.device.check(o, changed); err != nil {
 		return err
+	}
+	if err := o.descent.resolve(); err != nil {
+		return err
+	}
+	if !o.descent.p.IsZero() && o.device.checkHash {
+		return errors.New("--descend with --check-device-hash: the device's (kernel's) hash does not descend into tunnels, so the two would differ on every tunnel frame")
 	}
 	if changed("write-count") && o.write == "" || o.writeCount < 1 || o.writeCount > maxWriteCount {
 		return fmt.Errorf("--write-count %d: want 1 to %d, with --write", o.writeCount, maxWriteCount)
@@ -314,7 +322,7 @@ func limitFlagError(err error, flags map[string]string) error {
 func (o *runOptions) engineConfig(s *runSetup) pipeline.EngineConfig {
 	cfg := pipeline.EngineConfig{
 		Steering: s.steer,
-		Flags:    dissect.DefaultFlags, Gates: o.gates.gates, Auto: o.gates.auto,
+		Flags:    dissect.DefaultFlags, Gates: o.gates.gates, Auto: o.gates.auto, Descent: o.descent.p,
 		RingSize: o.ringSize, FlowLimit: o.flowLimit,
 		Consumer: o.consumer, ConsumerConfig: o.consumerCfg, ServiceRate: s.rate,
 		Virtual: o.virtualClock, Window: o.window, Batch: o.batch,

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -27,9 +28,10 @@ func init() { subcommands = append(subcommands, newSoakCmd) }
 
 // soakOptions are the flags of xdphash soak.
 type soakOptions struct {
-	cfg  soak.Config
-	rate rateFlag
-	out  string
+	cfg     soak.Config
+	rate    rateFlag
+	out     string
+	descent descentFlags
 }
 
 func newSoakCmd(root *rootOptions) *cobra.Command {
@@ -82,6 +84,9 @@ the namespace, CAP_NET_ADMIN and CAP_BPF for the rest).`,
 			if err := opts.check(); err != nil {
 				return &usageError{cmd: cmd, err: err}
 			}
+			if err := opts.checkDescent(); err != nil {
+				return &usageError{cmd: cmd, err: err}
+			}
 			if opts.cfg.CheckDevice && !cmd.Flags().Changed("profile") {
 				opts.cfg.Profile = "tunnels" // the default's VLAN frames cannot pass through AF_PACKET unchanged
 			}
@@ -95,6 +100,7 @@ the namespace, CAP_NET_ADMIN and CAP_BPF for the rest).`,
 		},
 	}
 	f := cmd.Flags()
+	opts.descent.register(f)
 	f.DurationVar(&opts.cfg.Duration, "duration", opts.cfg.Duration, "how long the generator sends")
 	f.IntVar(&opts.cfg.Queues, "queues", opts.cfg.Queues, "receive queues of the veth pair (one AF_XDP socket and receive loop each)")
 	f.IntVar(&opts.cfg.Workers, "workers", opts.cfg.Workers, "workers (modelled CPUs)")
@@ -273,4 +279,20 @@ func (b *soakBar) update(elapsed time.Duration, what string) {
 func soakTimes(elapsed, d time.Duration) string {
 	elapsed = min(elapsed, d).Truncate(time.Second)
 	return fmt.Sprintf("%s of %s, %s left", elapsed, d, (d - elapsed).Round(time.Second))
+}
+
+// checkDescent reads --descend into the soak's configuration: for the veth
+// lab, without the device check (the kernel's own hash does not descend).
+func (o *soakOptions) checkDescent() error {
+	if err := o.descent.resolve(); err != nil {
+		return err
+	}
+	if o.descent.p.IsZero() {
+		return nil
+	}
+	if o.cfg.Lab == soak.LabVirtio || o.cfg.CheckDevice {
+		return errors.New("--descend takes the veth lab without --check-device: the device's (kernel's) hash does not descend into tunnels")
+	}
+	o.cfg.Descent = o.descent.p
+	return nil
 }

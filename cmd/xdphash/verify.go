@@ -2,6 +2,8 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -21,12 +23,13 @@ import (
 
 // verifyOptions are the flags of xdphash verify.
 type verifyOptions struct {
-	pcap  string
-	count int
-	seed  uint64
-	key   hashKeyFlag
-	max   int
-	path  dissectPath
+	pcap    string
+	count   int
+	seed    uint64
+	key     hashKeyFlag
+	max     int
+	path    dissectPath
+	descent descentFlags
 }
 
 // flowFunc builds the xdphash side of the comparison for a key; tests swap in a
@@ -79,6 +82,7 @@ CAP_NET_ADMIN.`,
 	f.Var(&opts.key, "hash-key", "SipHash key as 32 hex digits (default: a random key)")
 	f.IntVar(&opts.max, "max", 20, "print at most this many divergences")
 	f.Var(newChoiceFlag(&opts.path, pathSlow, pathFast), "path", "dissector implementation to verify")
+	opts.descent.register(f)
 	return cmd
 }
 
@@ -87,11 +91,18 @@ CAP_NET_ADMIN.`,
 const maxVerifyCount = 100_000_000
 
 func runVerify(cmd *cobra.Command, log *slog.Logger, opts *verifyOptions, flow flowFunc) error {
+	policy, err := opts.descent.policy()
+	if err != nil {
+		return &usageError{cmd: cmd, err: err}
+	}
 	oracle, err := kernel.NewHashOracle()
 	if err != nil {
 		return err
 	}
 	defer oracle.Close()
+	if !policy.IsZero() {
+		return verifyDescent(cmd, oracle, opts, policy)
+	}
 
 	key := opts.key.key
 	if !opts.key.set {
@@ -247,4 +258,85 @@ func pcapSamples(cmd *cobra.Command, name string, sample func(string, []byte, di
 			add(s)
 		}
 	}
+}
+
+// verifyDescent is verify --descend: every corpus frame or --pcap frame (and with --count
+// that many random mutations of the base frames) the policy enters a tunnel
+// of, its descended keys with the series' quirks undone against the running
+// kernel's hash of the decapsulated inner frame (verify.Descend), in one
+// partition.
+func verifyDescent(cmd *cobra.Command, oracle *kernel.HashOracle, opts *verifyOptions, policy dissect.Descent) error {
+	key := opts.key.key
+	if !opts.key.set {
+		key = hash.RandomKey()
+	}
+	h := hash.NewKernel(key)
+	p := verify.NewPartitioner(opts.max)
+	var per [dissect.NumTunnels]int
+	checked, refused := 0, 0
+	add := func(name string, frame []byte) error {
+		d, ok := verify.Descend(frame, policy)
+		if !ok {
+			return nil
+		}
+		if !corpus.Comparable(d.Inner) {
+			refused++
+			return nil
+		}
+		kh, err := oracle.HashTagged(d.Inner, d.Tag.TPID, d.Tag.TCI)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		v, _ := h.Hash(&d.Keys)
+		p.Add(verify.Sample{Name: name, Frame: frame, Tag: d.Tag, Keys: d.Keys, OK: d.OK, Hash: v, KernelHash: kh})
+		per[d.Entry.Tunnel]++
+		checked++
+		return nil
+	}
+	if opts.pcap != "" {
+		// A frame received with a metadata tag (a run --write comment) is
+		// not taken: the oracle's inner frame carries the outer tag.
+		var addErr error
+		err := pcapSamples(cmd, opts.pcap, func(name string, frame []byte, tag dissect.VLANTag) (verify.Sample, bool) {
+			if !tag.IsZero() {
+				refused++
+			} else if err := add(name, bytes.Clone(frame)); err != nil && addErr == nil {
+				addErr = err
+			}
+			return verify.Sample{}, false
+		}, func(verify.Sample) {})
+		if err := cmp.Or(err, addErr); err != nil {
+			return err
+		}
+	} else {
+		for _, f := range corpus.Build() {
+			if err := add(f.Name, f.Data); err != nil {
+				return err
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(opts.seed, 0))
+	bases := corpus.Bases()
+	for i := range opts.count {
+		b := bases[i%len(bases)]
+		m, mut := corpus.Mutate(rng, b.Data, nil)
+		if err := add(b.Name+"/"+mut.String(), m); err != nil {
+			return err
+		}
+	}
+	out := bufio.NewWriter(cmd.OutOrStdout())
+	defer out.Flush()
+	res := p.Result()
+	for i, d := range res.Divergences {
+		fmt.Fprintf(out, "divergence %d: %s\n", i+1, d)
+	}
+	fmt.Fprintf(out, "verify --descend %s: %d descended frames checked against kernel %s (inner frames), %d not comparable;", policy, checked, kernel.Release(), refused)
+	for t := range dissect.NumTunnels {
+		fmt.Fprintf(out, " %v %d", t, per[t])
+	}
+	fmt.Fprintf(out, "; %d divergences\n", len(res.Divergences))
+	if len(res.Divergences) > 0 {
+		return &exitError{code: exitDivergence, err: fmt.Errorf("%d divergences from the kernel", len(res.Divergences))}
+	}
+	return nil
 }

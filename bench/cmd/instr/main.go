@@ -41,6 +41,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/netip"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -53,6 +54,7 @@ import (
 	"golang.org/x/sys/cpu"
 
 	"github.com/xdphash/xdphash/bench"
+	"github.com/xdphash/xdphash/corpus"
 	"github.com/xdphash/xdphash/dissect"
 	"github.com/xdphash/xdphash/hash"
 )
@@ -143,10 +145,11 @@ const (
 	loopClosed                   // loopFast's code on a Dissector with every gate closed
 	loopBatch                    // hash.Kernel.HashBatch on the keys as dissected, 64 at a time
 	loopBatchRev                 // hash.Kernel.HashBatch on the reverse direction's keys
+	loopDescend                  // dissect.DissectFrameDescend under the input's descent policy
 	numLoops
 )
 
-var loopNames = [numLoops]string{"empty", "slow", "fast", "hash", "sip", "hash-rev", "sip-rev", "closed", "batch", "batch-rev"}
+var loopNames = [numLoops]string{"empty", "slow", "fast", "hash", "sip", "hash-rev", "sip-rev", "closed", "batch", "batch-rev", "descend"}
 
 // rowKind is what a row of the table measures.
 type rowKind int
@@ -157,6 +160,7 @@ const (
 	rowAutoHit                 // a gate's sample frame under auto mode: fast with the gate open, closed without
 	rowAutoMiss                // its near miss, the same
 	rowBatch                   // a region's keys: Kernel.Hash one at a time against Kernel.HashBatch
+	rowDescend                 // a UDP tunnel frame: outer-only slow, descended slow, Dissectors descending
 )
 
 // loops are the loops each kind of row runs.
@@ -166,6 +170,44 @@ var loops = [...][]loopKind{
 	rowAutoHit:  {loopEmpty, loopFast, loopClosed},
 	rowAutoMiss: {loopEmpty, loopFast, loopClosed},
 	rowBatch:    {loopEmpty, loopHash, loopBatch, loopHashRev, loopBatchRev},
+	rowDescend:  {loopEmpty, loopSlow, loopDescend, loopFast, loopClosed},
+}
+
+// descendRow is a row of the descent's table: a tunnel frame (inner
+// IPv4/TCP) and the policy entering its tunnel.
+type descendRow struct {
+	name  string
+	t     dissect.Tunnel
+	frame []byte
+}
+
+// descendRows are the descended VXLAN, Geneve and GTP-U frames.
+func descendRows() []descendRow {
+	outer := corpus.IPv4{TTL: 64, Src: netip.MustParseAddr("198.18.0.1"), Dst: netip.MustParseAddr("198.19.0.2")}
+	inner := corpus.IPv4{TTL: 64, Src: netip.MustParseAddr("198.18.1.1"), Dst: netip.MustParseAddr("198.19.1.2")}
+	tcp := corpus.TCP{Src: 1025, Dst: 80, Flags: 0x10}
+	teb := corpus.Ethernet{Dst: [6]byte{2, 0, 0, 0, 0, 3}, Src: [6]byte{2, 0, 0, 0, 0, 4}}
+	return []descendRow{
+		{"vxlan", dissect.TunnelVXLAN, corpus.Stack(corpus.Ethernet{}, outer, corpus.UDP{Src: 49152, Dst: 4789}, corpus.VXLAN{Flags: corpus.VXLANFlagVNI, VNI: 42}, teb, inner, tcp)},
+		{"geneve", dissect.TunnelGeneve, corpus.Stack(corpus.Ethernet{}, outer, corpus.UDP{Src: 49152, Dst: 6081}, corpus.Geneve{VNI: 42}, teb, inner, tcp)},
+		{"gtpu", dissect.TunnelGTPU, corpus.Stack(corpus.Ethernet{}, outer, corpus.UDP{Src: 2152, Dst: 2152}, corpus.GTPU{TEID: 7}, inner, tcp)},
+	}
+}
+
+// descentOf is the policy entering t alone.
+func descentOf(t dissect.Tunnel) dissect.Descent {
+	p, err := dissect.NewDescent(dissect.Tunnels(0).With(t))
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+// descending is a Dissector with gates g under the policy entering t.
+func descending(g dissect.Gates, t dissect.Tunnel) *dissect.Dissector {
+	d := dissect.NewDissector(dissect.DefaultFlags, g)
+	d.SetDescent(descentOf(t))
+	return d
 }
 
 // rowName is the name of gate s's row of kind k.
@@ -262,6 +304,7 @@ type input struct {
 	kern         hash.Kernel
 	k0, k1       uint64
 	region, rreg int
+	desc         dissect.Descent // the descent row's policy
 }
 
 func newInput(frame []byte) *input {
@@ -348,6 +391,11 @@ func runLoops(w io.Writer, n int) {
 	for _, br := range batchRows {
 		run("batch:"+br.name, rowBatch, batchInput(br), all, closed)
 	}
+	for _, dr := range descendRows() {
+		in := newInput(dr.frame)
+		in.desc = descentOf(dr.t)
+		run("descend:"+dr.name, rowDescend, in, descending(dissect.AllGates, dr.t), descending(dissect.NoGates, dr.t))
+	}
 }
 
 // growStack uses about depth KiB of stack, so that the loops never grow it.
@@ -433,6 +481,14 @@ func measure(l loopKind, in *input, d *dissect.Dissector, n int) {
 			in.kern.HashBatch(in.keys[:], in.hashes[:], in.l4[:])
 			s += uint64(in.hashes[i&63])
 		}
+	case loopDescend:
+		for i := range n {
+			f := in.frames[i&63]
+			if dissect.DissectFrameDescend(&k, f, dissect.DefaultFlags, in.desc) {
+				s++
+			}
+			s += uint64(k[dissect.OffNProto])
+		}
 	case loopBatchRev:
 		for i := 0; i < n; i += len(in.keys) {
 			in.kern.HashBatch(in.rev[:], in.hashes[:], in.l4[:])
@@ -491,6 +547,9 @@ func count(valgrind string, n int) ([]row, error) {
 	}
 	for _, br := range batchRows {
 		rows = append(rows, row{name: "batch:" + br.name, kind: rowBatch})
+	}
+	for _, dr := range descendRows() {
+		rows = append(rows, row{name: "descend:" + dr.name, kind: rowDescend})
 	}
 	j := 0
 	for i := range rows {
@@ -610,6 +669,19 @@ func writeTable(w io.Writer, rows []row, n int) {
 		}
 	}
 	tw.Flush()
+	fmt.Fprintf(w, "\n# the opt-in UDP tunnel descent (not checked), on a tunnel frame with inner IPv4/TCP: outer = DissectFrame\n")
+	fmt.Fprintf(w, "# (no descent), descended = DissectFrameDescend entering the tunnel; fast and closed = Dissectors with every\n")
+	fmt.Fprintf(w, "# gate open and closed under that policy (the eth_ip fast path declines the frame: D = fast - descended).\n")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "descend\touter\tdescended\tfast\tclosed\tD\n")
+	for _, r := range rows {
+		if r.kind == rowDescend {
+			name, _ := strings.CutPrefix(r.name, "descend:")
+			d := r.per[loopDescend] - r.per[loopEmpty]
+			fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t%+.1f\n", name, r.slow(), d, r.fast(), r.closed(), r.fast()-d)
+		}
+	}
+	tw.Flush()
 }
 
 // parseTable reads the guarded figures of a table writeTable wrote: the fast
@@ -635,7 +707,7 @@ func parseTable(b []byte) (map[string]float64, error) {
 		case f[0] == "gate":
 			table = declines
 			continue
-		case f[0] == "auto":
+		case f[0] == "auto", f[0] == "descend":
 			table = auto
 			continue
 		case f[0] == "batch":
