@@ -106,6 +106,10 @@ type ThreadReport struct {
 	Frames  uint64
 	Bytes   uint64
 	Elapsed time.Duration
+	// CPUTime is the thread's CPU time, user and system, while it sent
+	// (the kernel's work on its frames included where the kernel charges
+	// it to the sender); 0 when unknown (mode kernel).
+	CPUTime time.Duration
 }
 
 // PPS is the thread's rate in frames per second.

@@ -135,8 +135,12 @@ func runThreads(ctx context.Context, s *Schedule, cfg Config) (Report, error) {
 				case <-abort:
 					return nil
 				}
+				cpu0, cpuErr := kernel.ThreadCPUTime()
 				n, err := pacedSend(snd, quota[j], pps, newWallClock(), stop)
 				threads[j].Elapsed = time.Since(t0)
+				if cpu1, err := kernel.ThreadCPUTime(); err == nil && cpuErr == nil {
+					threads[j].CPUTime = cpu1 - cpu0
+				}
 				threads[j].Frames, threads[j].Bytes = n, s.Bytes(start[j], n)
 				if err != nil {
 					return fmt.Errorf("thread %d on CPU %d: %w", j, cpus[j], err)

@@ -346,6 +346,9 @@ func charts(m *Measures) ([]chart, error) {
 			return timelineChart(m, "Drops per window, all stages (by worker after the receive loops)", "packets dropped", drops, kernel)
 		},
 	}
+	if m.Search != nil {
+		draw = append([]func() (chart, error){func() (chart, error) { return searchChart(m.Search) }}, draw...)
+	}
 	out := make([]chart, 0, len(draw))
 	for _, d := range draw {
 		c, err := d()

@@ -106,6 +106,7 @@ figure { margin: 1em 0; } figcaption { font-weight: bold; }
 <table><tr><th>verdict</th><th>check</th><th>detail</th></tr>
 {{range .P.Checks}}<tr><td class="{{.Verdict}}">{{.Verdict}}</td><td class="l">{{.Name}}</td><td class="pre">{{.Detail}}</td></tr>
 {{end}}</table>{{end}}
+{{if .M.Search}}{{template "search" .M.Search}}{{end}}
 <p>{{if .M.Flows}}{{.M.Flows}} flows{{else}}flows n/a (the consumer counts none){{end}}; received {{.M.Received}}, processed {{.M.Processed}}, unserved {{.M.Unserved}}, dropped {{sumDrops .M.Drops false}} after receive{{if not .M.Balanced}} (accounting does not balance){{end}}; {{sumDrops .M.Drops true}} dropped by the kernel before it.</p>
 <h2>Receive queues</h2>
 {{template "spread" .M.Queues}}

@@ -30,8 +30,9 @@ const (
 	DefaultWidth = 0.02
 	// DefaultSustain is the share of the rate asked that a trial's
 	// generator may fall short by and still count as having sustained it:
-	// a paced sender ends a fraction of a pacing period early.
-	DefaultSustain = 0.01
+	// its threads start a little apart, and an XDP live-frames test run
+	// takes tens of milliseconds to start (docs/pktgen-pacing.md).
+	DefaultSustain = 0.03
 	// DefaultPDR is the loss ratio of a "pdr" goal without one, TRex's
 	// and CSIT's.
 	DefaultPDR = 0.005

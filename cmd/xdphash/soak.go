@@ -27,9 +27,11 @@ func init() { subcommands = append(subcommands, newSoakCmd) }
 
 // soakOptions are the flags of xdphash soak.
 type soakOptions struct {
-	cfg  soak.Config
-	rate rateFlag
-	out  string
+	cfg         soak.Config
+	rate        rateFlag
+	serviceRate string
+	out         string
+	search      searchOptions
 }
 
 func newSoakCmd(root *rootOptions) *cobra.Command {
@@ -79,7 +81,13 @@ the namespace, CAP_NET_ADMIN and CAP_BPF for the rest).`,
   sudo xdphash soak --ring-size 8 --duration 5s   # a tiny backlog: drops, counted`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.search.spec != "" && !cmd.Flags().Changed("duration") {
+				opts.cfg.Duration = defaultSearchBudget
+			}
 			if err := opts.check(); err != nil {
+				return &usageError{cmd: cmd, err: err}
+			}
+			if err := opts.search.check(cmd, opts.cfg.Duration); err != nil {
 				return &usageError{cmd: cmd, err: err}
 			}
 			if opts.cfg.CheckDevice && !cmd.Flags().Changed("profile") {
@@ -91,6 +99,9 @@ the namespace, CAP_NET_ADMIN and CAP_BPF for the rest).`,
 				return err
 			}
 			defer undo()
+			if opts.search.spec != "" {
+				return runSearch(cmd, root.logger(cmd), &opts)
+			}
 			return runSoak(cmd, root.logger(cmd), &opts)
 		},
 	}
@@ -101,6 +112,7 @@ the namespace, CAP_NET_ADMIN and CAP_BPF for the rest).`,
 	f.StringVar(&opts.cfg.Profile, "profile", opts.cfg.Profile, "traffic profile: "+strings.Join(pktgen.BuiltinNames(), ", ")+", or a YAML file")
 	f.Var(&opts.rate, "rate", "generator frames per second over all threads, such as 100000, 500k, 1.5Mpps, or max")
 	f.StringVar(&opts.cfg.Consumer, "consumer", opts.cfg.Consumer, "queueing discipline behind each worker: "+strings.Join(queues.ConsumerNames, ", "))
+	f.StringVar(&opts.serviceRate, "service-rate", "max", "how fast each worker serves its consumer: max, a bit rate such as 1Gbit, or a packet rate such as 50kpps")
 	f.StringVar(&opts.out, "out", "", "directory for run.json, report.txt, report.html, checks.json (default ./xdphash-soak-<timestamp>)")
 	f.Var(newChoiceFlag(&opts.cfg.Mode, pktgen.Modes[:3]...), "mode", "generator mode: xdp, afxdp or packet (default: xdp where the kernel has live frames, else afxdp)")
 	f.IntVar(&opts.cfg.RingSize, "ring-size", opts.cfg.RingSize, "netdev_max_backlog of each receive queue -> worker ring")
@@ -108,6 +120,7 @@ the namespace, CAP_NET_ADMIN and CAP_BPF for the rest).`,
 	f.Var(newChoiceFlag(&opts.cfg.Lab, soak.LabVeth, soak.LabVirtio), "lab", "where the pipeline runs: veth (a veth pair here) or virtio (xdphash run in a QEMU guest on a virtio-net device: native XDP, the device's Toeplitz hash and RSS table, checked frame by frame; needs qemu-system-x86 and apt for the guest kernel; see docs/virtio-lab.md)")
 	f.StringVar(&opts.cfg.Pcap, "pcap", "", "send the frames of this pcap or pcapng file (in order, cycling, each to the receiver's MAC address) instead of --profile's")
 	f.StringVar(&opts.cfg.GuestKernel, "guest-kernel", "", "--lab virtio: the guest kernel series, "+strings.Join(virtiolab.Series, " or ")+" (default "+virtiolab.DefaultSeries+")")
+	opts.search.addFlags(f)
 	f.BoolVar(&opts.cfg.CheckDevice, "check-device", false, "check every frame against the kernel's own hash: the generator sends through AF_PACKET and the qdisc, every other frame with a hardware VLAN tag, and the run compares each device hash with its own")
 	return cmd
 }
@@ -127,6 +140,10 @@ func (o *soakOptions) check() error {
 		return fmt.Errorf("--queues %d: want 1 to %d", c.Queues, maxSoakQueues)
 	case c.Threads < 0 || c.Threads > maxSoakQueues:
 		return fmt.Errorf("--threads %d: want 1 to %d, or 0 for one per queue", c.Threads, maxSoakQueues)
+	}
+	var err error
+	if c.ServiceRate, err = queues.ParseRate(o.serviceRate); err != nil {
+		return fmt.Errorf("--service-rate: %w", err)
 	}
 	return limitFlagError(c.CheckEngine(), soakEngineFlags)
 }
