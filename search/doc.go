@@ -5,7 +5,7 @@
 // several loss ratios in one search, each trial judged against all of them.
 //
 // A search first measures the generator's own maximum (a trial as fast as
-// it can send), then tries the floor, then halves each goal's bracket (in
+// it can send, or paced at a top rate), then tries the floor, then halves each goal's bracket (in
 // ratio: the next rate is the geometric mean of the bracket's ends) until
 // every bracket is narrower than the width goal or the time budget would not
 // hold another trial. A trial passes a goal when the generator sustained the

@@ -134,6 +134,10 @@ type Config struct {
 	// Width is the relative width (hi-lo)/hi a bracket must reach; 0 takes
 	// DefaultWidth.
 	Width float64
+	// Top, when set, is the first trial's rate, paced, in place of the
+	// generator's unpaced maximum: for a system that an unpaced sender
+	// harms. What that trial sent is then Result.Max.
+	Top float64
 	// Trial is each trial's duration; Budget the whole search's, trials and
 	// the time between them.
 	Trial, Budget time.Duration
@@ -234,6 +238,8 @@ func (cfg Config) withDefaults() (Config, error) {
 	switch {
 	case len(cfg.Goals) == 0:
 		return cfg, fmt.Errorf("configure search: %w: no goal", ErrConfig)
+	case cfg.Top < 0 || math.IsInf(cfg.Top, 0) || math.IsNaN(cfg.Top) || cfg.Top > 0 && cfg.Top <= cfg.Floor:
+		return cfg, fmt.Errorf("configure search: %w: top %g frames per second, want 0 (the generator's maximum) or more than the floor %g", ErrConfig, cfg.Top, cfg.Floor)
 	case !(cfg.Floor > 0) || math.IsInf(cfg.Floor, 0):
 		return cfg, fmt.Errorf("configure search: %w: floor %g frames per second, want more than 0", ErrConfig, cfg.Floor)
 	case !(cfg.Width > 0 && cfg.Width < 1):
@@ -278,7 +284,7 @@ type searcher struct {
 }
 
 func (s *searcher) run(ctx context.Context) error {
-	t, ok, err := s.trial(ctx, 0)
+	t, ok, err := s.trial(ctx, s.cfg.Top)
 	switch {
 	case err != nil:
 		return err
@@ -332,6 +338,8 @@ func (s *searcher) trial(ctx context.Context, rate float64) (t Trial, ok bool, e
 	}
 	if t.Max {
 		t.Rate = t.Achieved
+	}
+	if len(s.res.Trials) == 0 {
 		s.res.Max = t.Achieved
 	}
 	t.Sustained = m.Sent > 0 && t.Achieved >= (1-s.cfg.Sustain)*t.Rate

@@ -290,3 +290,23 @@ func TestConfigRefused(t *testing.T) {
 		t.Errorf("a refused config ran %d trials", len(f.rates))
 	}
 }
+
+func TestSearchTop(t *testing.T) {
+	// A top rate replaces the unpaced trial: the first trial is paced at
+	// it, and a generator that cannot keep it makes it the upper bound.
+	f := &fakeSUT{ceiling: 50000, max: 1e6, paced: 80000}
+	cfg := config(f, ndr)
+	cfg.Top = 100000
+	res, err := Run(context.Background(), cfg, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.rates[0] != 100000 || res.Trials[0].Max || res.Trials[0].Sustained || res.Max != 80000 {
+		t.Errorf("first trial %+v, max %g: want a paced, unsustained trial at the top, max 80000", res.Trials[0], res.Max)
+	}
+	contains(t, res.Goals[0], f.ceiling)
+	cfg.Top = cfg.Floor
+	if _, err := Run(context.Background(), cfg, f); !errors.Is(err, ErrConfig) {
+		t.Errorf("a top at the floor: %v, want ErrConfig", err)
+	}
+}

@@ -20,6 +20,10 @@ const (
 	// DefaultVirtioTrial is a virtio lab trial's length: each trial boots a
 	// guest, which the trial should outlast.
 	DefaultVirtioTrial = 5 * time.Second
+	// DefaultVirtioTop is the virtio lab's first trial rate, in place of
+	// the generator's unpaced maximum: sent as fast as the sender can,
+	// the guest has stopped taking frames (docs/virtio-lab.md).
+	DefaultVirtioTop = 2 * DefaultVirtioRate
 )
 
 // SearchConfig is a rate search of a soak's pipeline: trials of Trial at
@@ -27,7 +31,10 @@ const (
 // Config.Duration as the whole budget.
 type SearchConfig struct {
 	Goals []search.Goal
-	Floor float64       // 0: DefaultSearchFloor
+	Floor float64 // 0: DefaultSearchFloor
+	// Top is the first trial's rate, paced; 0 takes the generator's
+	// unpaced maximum on veth and DefaultVirtioTop in the virtio lab.
+	Top   float64
 	Width float64       // 0: search.DefaultWidth
 	Trial time.Duration // 0: DefaultTrial, or DefaultVirtioTrial in the virtio lab
 	// OnTrial, when set, is called after each trial.
@@ -58,10 +65,13 @@ func Search(ctx context.Context, cfg Config, sc SearchConfig) (*SearchResult, er
 			sc.Trial = DefaultVirtioTrial
 		}
 	}
+	if sc.Top == 0 && lab == LabVirtio {
+		sc.Top = DefaultVirtioTop
+	}
 	r := &trialRunner{cfg: cfg}
 	res, err := search.Run(ctx, search.Config{
 		Goals: sc.Goals, Floor: cmp.Or(sc.Floor, DefaultSearchFloor), Width: sc.Width,
-		Trial: sc.Trial, Budget: cfg.Duration, OnTrial: sc.OnTrial,
+		Top: sc.Top, Trial: sc.Trial, Budget: cfg.Duration, OnTrial: sc.OnTrial,
 	}, r)
 	if res == nil {
 		return nil, err

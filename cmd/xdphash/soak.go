@@ -66,6 +66,24 @@ guest NIC, AF_XDP, engine); every frame's device hash equals xdphash's
 Toeplitz of it; every frame came in on the queue the device's RSS table
 gives for its hash.
 
+With --search ndr (or pdr, pdr=RATIO, several comma-separated, as in
+--search ndr,pdr=0.5%) the soak becomes a benchmark: RFC 2544's throughput
+test, TRex's NDR and PDR, several loss ratios in one search as FD.io CSIT's
+MLRsearch. Each trial is a soak of --trial at one fixed rate, with a lab of
+its own; its loss is every frame sent that no consumer served or holds (a
+drop at any stage counts), and a trial whose generator fell short of the
+rate asked is no pass. The first trial measures the generator's maximum,
+the next tries --search-floor, and each further one halves the widest
+bracket (in ratio) until every bracket is within --search-width or the
+budget, --duration, holds no more trials. It prints, and writes to run.json
+(search section) and search.json, each goal's bracket: the rate sent at its
+lower end in frames and bits per second, its loss ratio and CPU per frame
+(generator threads, pipeline, softirqs, from /proc), and the drops by stage
+one step up (what broke first); then every trial. The report's HTML page
+charts loss against rate. Exit status 2 when the generator cannot reach or
+keep the floor (the search says so), 130 when interrupted (after writing
+the trials so far).
+
 It prints each check with PASS or FAIL and writes run.json, report.txt,
 report.html and checks.json into --out (checked, and made, before anything
 runs). The namespace, the veth pair and the XDP program are removed on every
@@ -78,7 +96,9 @@ the run so far), 2 for a usage or setup error. Needs root (CAP_SYS_ADMIN for
 the namespace, CAP_NET_ADMIN and CAP_BPF for the rest).`,
 		Example: `  go build -o xdphash ./cmd/xdphash && sudo ./xdphash soak
   sudo xdphash soak --duration 10m --profile isp --consumer fq --out /tmp/soak
-  sudo xdphash soak --ring-size 8 --duration 5s   # a tiny backlog: drops, counted`,
+  sudo xdphash soak --ring-size 8 --duration 5s   # a tiny backlog: drops, counted
+  sudo xdphash soak --search ndr,pdr=0.5% --threads 1 --duration 3m
+  sudo xdphash soak --search ndr --workers 1 --consumer fifo --service-rate 10kpps`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.search.spec != "" && !cmd.Flags().Changed("duration") {

@@ -23,6 +23,7 @@ type searchOptions struct {
 	spec  string
 	goals []search.Goal
 	floor rateFlag
+	top   rateFlag
 	width float64
 	trial time.Duration
 }
@@ -41,6 +42,7 @@ const (
 func (o *searchOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.spec, "search", "", "search the highest rate without loss instead of one soak: ndr (no loss), pdr (0.5% loss), pdr=RATIO, or several, comma-separated (ndr,pdr=0.5%); --duration is then the whole search's budget (default "+defaultSearchBudget.String()+")")
 	f.Var(&o.floor, "search-floor", "--search: the lowest rate tried, frames per second (default 1000)")
+	f.Var(&o.top, "search-top", "--search: the first trial's rate, paced, in place of the generator's unpaced maximum (default max; 20kpps with --lab virtio, whose guest an unpaced sender stalls)")
 	f.Float64Var(&o.width, "search-width", search.DefaultWidth, "--search: the relative width (upper-lower)/upper at which a bracket is narrow enough")
 	f.DurationVar(&o.trial, "trial", 0, "--search: each trial's length (default 2s; 5s with --lab virtio)")
 }
@@ -48,7 +50,7 @@ func (o *searchOptions) addFlags(f *pflag.FlagSet) {
 // check reads the goals and refuses values the search would choke on.
 func (o *searchOptions) check(cmd *cobra.Command, budget time.Duration) error {
 	if o.spec == "" {
-		for _, name := range []string{"search-floor", "search-width", "trial"} {
+		for _, name := range []string{"search-floor", "search-top", "search-width", "trial"} {
 			if cmd.Flags().Changed(name) {
 				return fmt.Errorf("--%s is a --search flag: give --search ndr (or pdr, ...)", name)
 			}
@@ -82,7 +84,7 @@ func runSearch(cmd *cobra.Command, log *slog.Logger, o *soakOptions) error {
 	s := &o.search
 	log.Info("search", "goals", s.spec, "budget", o.cfg.Duration, "lab", o.cfg.Lab, "profile", o.cfg.Profile)
 	res, err := soak.Search(ctx, o.cfg, soak.SearchConfig{
-		Goals: s.goals, Floor: s.floor.pps, Width: s.width, Trial: s.trial,
+		Goals: s.goals, Floor: s.floor.pps, Top: s.top.pps, Width: s.width, Trial: s.trial,
 		OnTrial: func(t search.Trial) {
 			log.Info("trial", "asked_fps", fmt.Sprintf("%.0f", t.Rate), "max", t.Max, "sent_fps", fmt.Sprintf("%.0f", t.Achieved),
 				"sustained", t.Sustained, "lost", t.Lost, "loss_ratio", fmt.Sprintf("%.6f", t.LossRatio), "pass", t.Pass)
