@@ -103,7 +103,11 @@ func runSearch(cmd *cobra.Command, log *slog.Logger, o *soakOptions) error {
 		return fmt.Errorf("write the search summary: %w", sumErr)
 	}
 	abs, _ := filepath.Abs(o.out)
-	fmt.Fprintf(w, "\nreport: %s (also %s, run.json, report.txt there)\n", filepath.Join(abs, soak.FileReportHTML), soak.FileSearch)
+	if res.Stats() != nil {
+		fmt.Fprintf(w, "\nreport: %s (also %s, run.json, report.txt there)\n", filepath.Join(abs, soak.FileReportHTML), soak.FileSearch)
+	} else {
+		fmt.Fprintf(w, "\nsearch record: %s (no trial finished: no run statistics or report)\n", filepath.Join(abs, soak.FileSearch))
+	}
 	switch {
 	case interrupted:
 		return &exitError{code: exitInterrupted, err: fmt.Errorf("search interrupted: %d trials written", len(res.Report.Trials))}
