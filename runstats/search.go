@@ -64,7 +64,7 @@ type SearchTrial struct {
 	LossRatio float64 `json:"loss_ratio"`
 	Pass      []bool  `json:"pass"` // per goal, in Goals' order
 	// Drops are the trial's drops by stage: "veth/tx_dropped" (the veth's
-	// ring refused it), "guest/rx_dropped" (the guest's NIC), "kernel/REASON"
+	// ring refused it), "guest/rx_dropped" (the guest's NIC, beyond the AF_XDP drops it counts too), "kernel/REASON"
 	// (AF_XDP's XDP_STATISTICS: rx_ring_full, rx_dropped, ...), the
 	// engine's DropReasons (ring/full, consumer/codel, ...) and
 	// "unaccounted" (lost but counted nowhere: still in flight at the end).
