@@ -285,8 +285,11 @@ func searchChart(s *runstats.SearchReport) (chart, error) {
 		}
 		p.Legend.Add(label, l)
 	}
+	// Room on the log axis so that no trial sits on its edge, and above for
+	// the legend.
+	p.X.Min, p.X.Max = p.X.Min/1.5, p.X.Max*1.5
 	p.Y.Min = 0
-	p.Y.Max = max(p.Y.Max, 1) * 1.3
+	p.Y.Max = max(p.Y.Max, 1) * 1.6
 	var err error
 	ch.SVG, err = svg(p)
 	return ch, err
