@@ -54,10 +54,8 @@ type SearchResult struct {
 // the result so far with every error, an interrupted search's (ctx ended)
 // included; a nil result only for a configuration that cannot search.
 func Search(ctx context.Context, cfg Config, sc SearchConfig) (*SearchResult, error) {
-	cfg, err := cfg.withDefaults()
-	if err != nil {
-		return nil, err
-	}
+	// Run fills and checks the rest of cfg, trial by trial.
+	cfg.Duration, cfg.Profile = cmp.Or(cfg.Duration, DefaultDuration), cmp.Or(cfg.Profile, DefaultProfile)
 	lab := cmp.Or(cfg.Lab, LabVeth)
 	if sc.Trial == 0 {
 		sc.Trial = DefaultTrial
