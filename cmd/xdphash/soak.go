@@ -46,7 +46,7 @@ func newSoakCmd(root *rootOptions) *cobra.Command {
 		Long: `Soak shows the whole pipeline working on this machine, with nothing but root:
 it creates a network namespace and a multi-queue veth pair of its own, receives
 on the host end with AF_XDP through the engine (dissect, hash, steer, worker
-rings, --consumer), sends --profile from the peer end inside the namespace for
+rings, --consumer served at --service-rate), sends --profile from the peer end inside the namespace for
 --duration, and then checks:
 
   accounting  every frame sent is received or counted as dropped at exactly
