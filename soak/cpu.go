@@ -8,7 +8,7 @@ import (
 )
 
 // CPUUse is the CPU time a soak's traffic cost while the generator sent and
-// the frames in flight drained, by kind of thread, from /proc: the
+// (on veth) the frames in flight drained, by kind of thread, from /proc: the
 // generator's sending threads (their own /proc/thread-self), the pipeline
 // (this process's time less the generator's: receive loops, workers and the
 // Go runtime; in the virtio lab the whole QEMU guest), and the softirqs of
