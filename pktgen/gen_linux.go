@@ -219,7 +219,7 @@ func runThreads(ctx context.Context, s *Schedule, cfg Config) (Report, error) {
 	}
 	if cfg.Rate > 0 && r.Frames > 1 && r.PPS() < 0.95*cfg.Rate {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("sent %.0f frames per second of the %.0f asked: the sending CPUs were too busy to keep the rate (frames due during a stall are skipped beyond a catch-up of %v)",
-			r.PPS(), cfg.Rate, kernel.PaceSlack))
+			r.PPS(), cfg.Rate, kernel.PaceCatchUp(cfg.Rate/float64(cfg.Threads)).Round(time.Microsecond)))
 	}
 	return r, nil
 }
