@@ -106,6 +106,10 @@ type ThreadReport struct {
 	Frames  uint64
 	Bytes   uint64
 	Elapsed time.Duration
+	// CPUTime is the thread's CPU time, user and system, while it sent
+	// (the kernel's work on its frames included where the kernel charges
+	// it to the sender); 0 when unknown (mode kernel).
+	CPUTime time.Duration
 }
 
 // PPS is the thread's rate in frames per second.
@@ -234,8 +238,8 @@ type sender interface {
 
 // pacePeriod is how often a sender paced in user space sends the frames
 // due. After a stall (the thread preempted) it catches up by at most
-// kernel.PaceSlack's worth of frames, as the XDP sender does, and moves the
-// rest of its schedule later.
+// kernel.PaceCatchUp's worth of frames, as the XDP sender does, and moves
+// the rest of its schedule later.
 const pacePeriod = 50 * time.Microsecond
 
 // selfPacer is a sender that keeps a rate itself, frame by frame (the XDP
@@ -298,7 +302,7 @@ func pacedSend(snd sender, quota uint64, pps float64, clk clock, stop <-chan str
 	}
 	per := float64(time.Second) / pps // between frames
 	batch := max(1, uint64(pps*pacePeriod.Seconds()))
-	burst := max(batch, uint64(pps*kernel.PaceSlack.Seconds()))
+	burst := max(batch, uint64(pps*kernel.PaceCatchUp(pps).Seconds()))
 	start := clk.now()
 	var sent uint64
 	for sent < quota {

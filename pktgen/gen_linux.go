@@ -135,8 +135,12 @@ func runThreads(ctx context.Context, s *Schedule, cfg Config) (Report, error) {
 				case <-abort:
 					return nil
 				}
+				cpu0, cpuErr := kernel.ThreadCPUTime()
 				n, err := pacedSend(snd, quota[j], pps, newWallClock(), stop)
 				threads[j].Elapsed = time.Since(t0)
+				if cpu1, err := kernel.ThreadCPUTime(); err == nil && cpuErr == nil {
+					threads[j].CPUTime = cpu1 - cpu0
+				}
 				threads[j].Frames, threads[j].Bytes = n, s.Bytes(start[j], n)
 				if err != nil {
 					return fmt.Errorf("thread %d on CPU %d: %w", j, cpus[j], err)
@@ -215,7 +219,7 @@ func runThreads(ctx context.Context, s *Schedule, cfg Config) (Report, error) {
 	}
 	if cfg.Rate > 0 && r.Frames > 1 && r.PPS() < 0.95*cfg.Rate {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("sent %.0f frames per second of the %.0f asked: the sending CPUs were too busy to keep the rate (frames due during a stall are skipped beyond a catch-up of %v)",
-			r.PPS(), cfg.Rate, kernel.PaceSlack))
+			r.PPS(), cfg.Rate, kernel.PaceCatchUp(cfg.Rate/float64(cfg.Threads)).Round(time.Microsecond)))
 	}
 	return r, nil
 }

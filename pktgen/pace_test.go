@@ -58,7 +58,7 @@ func (s *selfPacingSender) Pace(pps float64) error { s.paced = pps; return nil }
 // TestPacedSend paces senders on a fake clock: frames go out in batches of
 // pacePeriod's worth (tens of microseconds, not the 100 ms bursts that
 // overran a receiver), never ahead of their due time, all of the quota; a
-// stall is caught up by at most kernel.PaceSlack's worth; a sender that paces
+// stall is caught up by at most kernel.PaceCatchUp's worth; a sender that paces
 // itself is handed the rate and the whole quota.
 func TestPacedSend(t *testing.T) {
 	const pps = 200e3 // 5 µs between frames, 10 per 50 µs batch
@@ -73,7 +73,7 @@ func TestPacedSend(t *testing.T) {
 		{"exact clock", fakeClock{}, 0, batch},
 		{"sends cost time", fakeClock{}, 3 * time.Microsecond, batch + 1},
 		{"oversleeps 20 µs", fakeClock{oversleep: 20 * time.Microsecond}, 0, batch + 4},
-		{"a 10 ms stall", fakeClock{stallAt: 30 * time.Millisecond, stall: 10 * time.Millisecond}, 0, uint64(pps * kernel.PaceSlack.Seconds())},
+		{"a 10 ms stall", fakeClock{stallAt: 30 * time.Millisecond, stall: 10 * time.Millisecond}, 0, uint64(pps * kernel.PaceCatchUp(pps).Seconds())},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

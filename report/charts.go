@@ -580,6 +580,9 @@ func charts(m *Measures) ([]chart, error) {
 		}
 		return timelineChart(m, title+" ("+windowText(m)+")", "packets queued", "packets", ls, len(m.Consumers))
 	})
+	if m.Search != nil {
+		draw = append([]func() (chart, error){func() (chart, error) { return searchChart(m.Search) }}, draw...)
+	}
 	out := make([]chart, 0, len(draw))
 	for _, d := range draw {
 		c, err := d()

@@ -164,6 +164,7 @@ figure { margin: 1em 0; } figcaption { font-weight: bold; }
 <table><tr><th>verdict</th><th>check</th><th>detail</th></tr>
 {{range .P.Checks}}<tr><td class="{{.Verdict}}">{{.Verdict}}</td><td class="l">{{.Name}}</td><td class="pre">{{.Detail}}</td></tr>
 {{end}}</table>{{end}}
+{{if .M.Search}}{{template "search" .M.Search}}{{end}}
 {{range .P.Sections}}<h2>{{.Heading}}</h2>
 {{if .Header}}<table><tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>

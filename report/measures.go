@@ -74,6 +74,9 @@ type Measures struct {
 
 	// Steering is the indirection table's measures of a --steer reta run.
 	Steering *SteeringMeasures `json:"steering,omitempty"`
+
+	// Search is the rate search the run is a trial of (soak --search).
+	Search *runstats.SearchReport `json:"search,omitempty"`
 }
 
 // RunInfo is how the run was set up.
@@ -217,6 +220,7 @@ func Compute(st *runstats.RunStats) Measures {
 		Balanced:  st.Accounting.Balanced,
 		Steering:  computeSteering(st),
 		Loss:      computeLoss(st, nil),
+		Search:    st.Search,
 	}
 	for reason, n := range st.Accounting.Dropped {
 		m.Drops[string(reason)] += n

@@ -58,6 +58,9 @@ func check(st *runstats.RunStats) error {
 	if err := checkAccounting(st); err != nil {
 		return err
 	}
+	if err := checkSearch(st.Search); err != nil {
+		return err
+	}
 	for i, q := range st.Queues {
 		if len(q.Steered) > workers {
 			return fmt.Errorf("queue %d steered to %d workers, the run had %d", i, len(q.Steered), workers)

@@ -65,6 +65,7 @@ func (m *Measures) writeText(w io.Writer, p Page) error {
 	ew.printf("flows: %s; received %d, processed %d, unserved %d, dropped %d after receive%s; %d dropped by the kernel before it\n\n",
 		flows, m.Received, m.Processed, m.Unserved, sumDrops(m.Drops, false), map[bool]string{true: "", false: " (accounting does not balance)"}[m.Balanced],
 		sumDrops(m.Drops, true))
+	m.writeSearchText(ew)
 
 	ew.printf("receive queues\n")
 	tw := ew.table()

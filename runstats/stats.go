@@ -33,6 +33,10 @@ type RunStats struct {
 	HashSources HashSources       `json:"hash_sources"`           // frames by where their hash came from
 	DeviceHash  *DeviceHashCheck  `json:"device_hash,omitempty"`  // --check-device-hash
 	DeviceQueue *DeviceQueueCheck `json:"device_queue,omitempty"` // --check-device-queue
+
+	// Search is the rate search these statistics are one trial of (soak
+	// --search), versioned by its own schema_version.
+	Search *SearchReport `json:"search,omitempty"`
 }
 
 // RunConfig records how the run was set up.

@@ -105,6 +105,16 @@ func filledRun(static *RunStats) *RunStats {
 			TableLen: 128, Frames: 100, Checked: 90, Mismatches: 1,
 			Samples: []DeviceQueueMismatch{{Queue: 2, Want: 1, DeviceHash: 0x1234, DeviceType: "L4_IPV4"}},
 		},
+		Search: &SearchReport{
+			SchemaVersion: SearchSchemaVersion, Lab: "veth", Profile: "datacenter", Floor: 1000, Max: 9e5, Width: 0.02,
+			TrialNs: 1e9, BudgetNs: 6e10, SpentNs: 5e10, Interrupted: true, Error: "interrupted",
+			Goals: []SearchGoal{{Name: "PDR(0.5%)", LossRatio: 0.005, Status: "found", Lower: 48000, LowerTrial: 1, Upper: 49000, UpperTrial: 2}},
+			Trials: []SearchTrial{{Rate: 48000, Max: true, DurationNs: 1e9, ElapsedNs: 1e9, Sent: 48000, Bytes: 48000 * 400, Achieved: 48000,
+				Sustained: true, Lost: 10, LossRatio: 10.0 / 48000, Pass: []bool{true}, Drops: map[string]uint64{"ring/full": 10},
+				CPU:         SearchCPU{GeneratorNs: 1, PipelineNs: 2, SoftirqNs: 3, Pipeline: "process", Valid: true},
+				Interrupted: true}},
+			StatsTrial: 1,
+		},
 	}
 }
 

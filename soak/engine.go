@@ -12,7 +12,7 @@ func (cfg Config) engineConfig() pipeline.EngineConfig {
 	return pipeline.EngineConfig{
 		Steering: hash.SteerConfig{Workers: cfg.Workers},
 		Flags:    dissect.DefaultFlags, Gates: dissect.AllGates, Descent: cfg.Descent,
-		RingSize: cfg.RingSize, Consumer: cfg.Consumer,
+		RingSize: cfg.RingSize, Consumer: cfg.Consumer, ServiceRate: cfg.ServiceRate,
 		Batch: pipeline.DefaultBatch, Window: pipeline.DefaultWindow,
 		QueueSpread:     "sender", // each generator thread sends on its own veth queue
 		CheckDeviceHash: cfg.CheckDevice,

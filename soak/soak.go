@@ -11,6 +11,7 @@ import (
 	"github.com/xdphash/xdphash/dissect"
 	"github.com/xdphash/xdphash/internal/kernel"
 	"github.com/xdphash/xdphash/pktgen"
+	"github.com/xdphash/xdphash/queues"
 	"github.com/xdphash/xdphash/report"
 	"github.com/xdphash/xdphash/runstats"
 )
@@ -45,7 +46,13 @@ type Config struct {
 	Workers  int           // engine workers
 	Profile  string        // pktgen profile: a built-in name or a YAML file
 	Rate     float64       // generator frames per second over all threads; 0: as fast as it can
-	Consumer string        // queueing discipline behind each worker
+	// RateMax makes a Rate of 0 mean as fast as the generator can in the
+	// virtio lab too, where it otherwise takes DefaultVirtioRate.
+	RateMax bool
+	// ServiceRate is how fast each worker serves its consumer; the zero
+	// Rate is as fast as it can.
+	ServiceRate queues.Rate
+	Consumer    string // queueing discipline behind each worker
 	// Mode is the generator's mode; "" takes xdp where the kernel runs XDP
 	// programs on live frames, else afxdp.
 	Mode pktgen.Mode
@@ -99,6 +106,8 @@ type Result struct {
 	Memory    []MemPoint
 	Samples   SampleSummary
 	Checks    []Check
+	// CPU is what the traffic cost, by kind of thread.
+	CPU CPUUse
 	// Lab is where the pipeline ran (LabVeth, LabVirtio), Duration the
 	// generator's planned --duration; Interrupted is set when a signal
 	// stopped the soak before it: the checks cover the run so far.

@@ -184,6 +184,7 @@ func Run(ctx context.Context, cfg Config) (_ *Result, err error) {
 	monitor.Go(func() { res.Memory = watch(monitorDone, started, cfg, engine) })
 
 	log.Info("generator", "profile", prof.Name, "mode", cmp.Or(string(cfg.Mode), "auto (xdp where it runs)"), "threads", cfg.Threads, "rate", cfg.Rate, "duration", cfg.Duration)
+	cpu := startCPU(0)
 	gen, genErr := pktgen.Run(ctx, sched, pktgen.Config{
 		Iface: lab.Peer, Enter: lab.InPeer, Mode: cfg.Mode, Threads: cfg.Threads,
 		Rate: cfg.Rate, Duration: cfg.Duration, ThroughQdisc: cfg.CheckDevice,
@@ -199,6 +200,7 @@ func Run(ctx context.Context, cfg Config) (_ *Result, err error) {
 	if genErr == nil {
 		hostAfter, peerAfter, err = drain(lab, engine, hostBefore, cfg.Log)
 	}
+	res.CPU = cpu.stop(gen)
 	stopEngine()
 	r := <-ran
 	if genErr != nil {

@@ -38,7 +38,7 @@ func runVirtio(ctx context.Context, cfg Config) (_ *Result, err error) {
 	if cfg.Mode != "" && cfg.Mode != pktgen.ModePacket {
 		return nil, fmt.Errorf("configure soak: %w: the virtio lab's generator sends into a tap through AF_PACKET (mode packet), not %s", ErrConfig, cfg.Mode)
 	}
-	if cfg.Rate == 0 {
+	if cfg.Rate == 0 && !cfg.RateMax {
 		cfg.Rate = DefaultVirtioRate
 	}
 	prof, err := pktgen.LoadProfile(cfg.Profile)
@@ -58,6 +58,7 @@ func runVirtio(ctx context.Context, cfg Config) (_ *Result, err error) {
 	args := []string{guest.InitPath, "run", "--iface", "eth0", "--queues", "all", "--xdp-mode", "native",
 		"--hash", "toeplitz", "--rss-key", "device", "--check-device-hash", "--check-device-queue",
 		"--workers", strconv.Itoa(cfg.Workers), "--consumer", cfg.Consumer, "--ring-size", strconv.Itoa(cfg.RingSize),
+		"--service-rate", cfg.ServiceRate.String(),
 		"--out", guestRunJSON, "--write", guestFrames, "--write-count", strconv.Itoa(virtioSamples), "--metrics-addr", guestMetrics, "--stop-on-eof"}
 	// The NIC model of the device-hash check copies the lab's QEMU.
 	quirks, err := virtiolab.NICQuirks()
@@ -94,6 +95,7 @@ func runVirtio(ctx context.Context, cfg Config) (_ *Result, err error) {
 		return nil, err
 	}
 	log.Info("generator", "profile", prof.Name, "mode", pktgen.ModePacket, "rate", cfg.Rate, "duration", cfg.Duration)
+	cpu := startCPU(lab.QEMUPid())
 	gen, genErr := pktgen.Run(ctx, sched, pktgen.Config{
 		Iface: lab.Tap, Enter: lab.InNS, Mode: pktgen.ModePacket, Threads: 1, Rate: cfg.Rate, Duration: cfg.Duration,
 	})
@@ -103,6 +105,7 @@ func runVirtio(ctx context.Context, cfg Config) (_ *Result, err error) {
 	for _, w := range gen.Warnings {
 		log.Warn(w)
 	}
+	cpuUse := cpu.stop(gen)
 	if err := lab.Stop(gen.Frames); err != nil {
 		return nil, err
 	}
@@ -117,7 +120,7 @@ func runVirtio(ctx context.Context, cfg Config) (_ *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Generator: gen, Lab: LabVirtio, Duration: cfg.Duration, Interrupted: ctx.Err() != nil}
+	res := &Result{Generator: gen, Lab: LabVirtio, Duration: cfg.Duration, Interrupted: ctx.Err() != nil, CPU: cpuUse}
 	step := gr.Report.Steps[0]
 	var st runstats.RunStats
 	if b, ok := gr.Files[guestRunJSON]; ok {

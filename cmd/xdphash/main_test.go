@@ -20,6 +20,9 @@ func TestMain(m *testing.M) {
 	if file := os.Getenv(pktgenSignalChildEnv); file != "" {
 		os.Exit(pktgenSignalChild(file))
 	}
+	if out := os.Getenv(searchSignalChildEnv); out != "" {
+		os.Exit(searchSignalChild(out))
+	}
 	xdptest.Main(m)
 }
 

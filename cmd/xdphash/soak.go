@@ -28,10 +28,12 @@ func init() { subcommands = append(subcommands, newSoakCmd) }
 
 // soakOptions are the flags of xdphash soak.
 type soakOptions struct {
-	cfg     soak.Config
-	rate    rateFlag
-	out     string
-	descent descentFlags
+	cfg         soak.Config
+	rate        rateFlag
+	serviceRate string
+	out         string
+	descent     descentFlags
+	search      searchOptions
 }
 
 func newSoakCmd(root *rootOptions) *cobra.Command {
@@ -46,7 +48,7 @@ func newSoakCmd(root *rootOptions) *cobra.Command {
 		Long: `Soak shows the whole pipeline working on this machine, with nothing but root:
 it creates a network namespace and a multi-queue veth pair of its own, receives
 on the host end with AF_XDP through the engine (dissect, hash, steer, worker
-rings, --consumer), sends --profile from the peer end inside the namespace for
+rings, --consumer served at --service-rate), sends --profile from the peer end inside the namespace for
 --duration, and then checks:
 
   accounting  every frame sent is received or counted as dropped at exactly
@@ -66,6 +68,24 @@ guest NIC, AF_XDP, engine); every frame's device hash equals xdphash's
 Toeplitz of it; every frame came in on the queue the device's RSS table
 gives for its hash.
 
+With --search ndr (or pdr, pdr=RATIO, several comma-separated, as in
+--search ndr,pdr=0.5%) the soak becomes a benchmark: RFC 2544's throughput
+test, TRex's NDR and PDR, several loss ratios in one search as FD.io CSIT's
+MLRsearch. Each trial is a soak of --trial at one fixed rate, with a lab of
+its own; its loss is every frame sent that no consumer served or holds (a
+drop at any stage counts), and a trial whose generator fell short of the
+rate asked is no pass. The first trial measures the generator's maximum,
+the next tries --search-floor, and each further one halves the widest
+bracket (in ratio) until every bracket is within --search-width or the
+budget, --duration, holds no more trials. It prints, and writes to run.json
+(search section) and search.json, each goal's bracket: the rate sent at its
+lower end in frames and bits per second, its loss ratio and CPU per frame
+(generator threads, pipeline, softirqs, from /proc), and the drops by stage
+one step up (what broke first); then every trial. The report's HTML page
+charts loss against rate. Exit status 2 when the generator cannot reach or
+keep the floor (the search says so), 130 when interrupted (after writing
+the trials so far).
+
 It prints each check with PASS or FAIL and writes run.json, report.txt,
 report.html and checks.json into --out (checked, and made, before anything
 runs). The namespace, the veth pair and the XDP program are removed on every
@@ -78,13 +98,21 @@ the run so far), 2 for a usage or setup error. Needs root (CAP_SYS_ADMIN for
 the namespace, CAP_NET_ADMIN and CAP_BPF for the rest).`,
 		Example: `  go build -o xdphash ./cmd/xdphash && sudo ./xdphash soak
   sudo xdphash soak --duration 10m --profile isp --consumer fq --out /tmp/soak
-  sudo xdphash soak --ring-size 8 --duration 5s   # a tiny backlog: drops, counted`,
+  sudo xdphash soak --ring-size 8 --duration 5s   # a tiny backlog: drops, counted
+  sudo xdphash soak --search ndr,pdr=0.5% --threads 1 --duration 3m
+  sudo xdphash soak --search ndr --workers 1 --consumer fifo --service-rate 10kpps`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.search.spec != "" && !cmd.Flags().Changed("duration") {
+				opts.cfg.Duration = defaultSearchBudget
+			}
 			if err := opts.check(); err != nil {
 				return &usageError{cmd: cmd, err: err}
 			}
 			if err := opts.checkDescent(); err != nil {
+				return &usageError{cmd: cmd, err: err}
+			}
+			if err := opts.search.check(cmd, opts.cfg.Duration); err != nil {
 				return &usageError{cmd: cmd, err: err}
 			}
 			if opts.cfg.CheckDevice && !cmd.Flags().Changed("profile") {
@@ -96,6 +124,9 @@ the namespace, CAP_NET_ADMIN and CAP_BPF for the rest).`,
 				return err
 			}
 			defer undo()
+			if opts.search.spec != "" {
+				return runSearch(cmd, root.logger(cmd), &opts)
+			}
 			return runSoak(cmd, root.logger(cmd), &opts)
 		},
 	}
@@ -107,6 +138,7 @@ the namespace, CAP_NET_ADMIN and CAP_BPF for the rest).`,
 	f.StringVar(&opts.cfg.Profile, "profile", opts.cfg.Profile, "traffic profile: "+strings.Join(pktgen.BuiltinNames(), ", ")+", or a YAML file")
 	f.Var(&opts.rate, "rate", "generator frames per second over all threads, such as 100000, 500k, 1.5Mpps, or max")
 	f.StringVar(&opts.cfg.Consumer, "consumer", opts.cfg.Consumer, "queueing discipline behind each worker: "+strings.Join(queues.ConsumerNames, ", "))
+	f.StringVar(&opts.serviceRate, "service-rate", "max", "how fast each worker serves its consumer: max, a bit rate such as 1Gbit, or a packet rate such as 50kpps")
 	f.StringVar(&opts.out, "out", "", "directory for run.json, report.txt, report.html, checks.json (default ./xdphash-soak-<timestamp>)")
 	f.Var(newChoiceFlag(&opts.cfg.Mode, pktgen.Modes[:3]...), "mode", "generator mode: xdp, afxdp or packet (default: xdp where the kernel has live frames, else afxdp)")
 	f.IntVar(&opts.cfg.RingSize, "ring-size", opts.cfg.RingSize, "netdev_max_backlog of each receive queue -> worker ring")
@@ -114,6 +146,7 @@ the namespace, CAP_NET_ADMIN and CAP_BPF for the rest).`,
 	f.Var(newChoiceFlag(&opts.cfg.Lab, soak.LabVeth, soak.LabVirtio), "lab", "where the pipeline runs: veth (a veth pair here) or virtio (xdphash run in a QEMU guest on a virtio-net device: native XDP, the device's Toeplitz hash and RSS table, checked frame by frame; needs qemu-system-x86 and apt for the guest kernel; see docs/virtio-lab.md)")
 	f.StringVar(&opts.cfg.Pcap, "pcap", "", "send the frames of this pcap or pcapng file (in order, cycling, each to the receiver's MAC address) instead of --profile's")
 	f.StringVar(&opts.cfg.GuestKernel, "guest-kernel", "", "--lab virtio: the guest kernel series, "+strings.Join(virtiolab.Series, " or ")+" (default "+virtiolab.DefaultSeries+")")
+	opts.search.addFlags(f)
 	f.BoolVar(&opts.cfg.CheckDevice, "check-device", false, "check every frame against the kernel's own hash: the generator sends through AF_PACKET and the qdisc, every other frame with a hardware VLAN tag, and the run compares each device hash with its own")
 	return cmd
 }
@@ -133,6 +166,10 @@ func (o *soakOptions) check() error {
 		return fmt.Errorf("--queues %d: want 1 to %d", c.Queues, maxSoakQueues)
 	case c.Threads < 0 || c.Threads > maxSoakQueues:
 		return fmt.Errorf("--threads %d: want 1 to %d, or 0 for one per queue", c.Threads, maxSoakQueues)
+	}
+	var err error
+	if c.ServiceRate, err = queues.ParseRate(o.serviceRate); err != nil {
+		return fmt.Errorf("--service-rate: %w", err)
 	}
 	return limitFlagError(c.CheckEngine(), soakEngineFlags)
 }

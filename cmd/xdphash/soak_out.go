@@ -21,5 +21,5 @@ func (o *soakOptions) claimOut() (undo func(), err error) {
 		o.out = dir
 		return undo, nil
 	}
-	return output.ClaimDir(o.out, soak.FileChecks, soak.FileRun, soak.FileReportText, soak.FileReportHTML)
+	return output.ClaimDir(o.out, soak.FileChecks, soak.FileRun, soak.FileReportText, soak.FileReportHTML, soak.FileSearch)
 }

@@ -18,11 +18,27 @@ import (
 //   - PacketSender writes batches with sendmmsg on an AF_PACKET socket that
 //     bypasses the qdisc.
 
-// PaceSlack bounds a paced XDPSender's catch-up: when its thread was held up
-// (preempted, interrupted), the frames that fell due meanwhile go out at
-// once, but at most PaceSlack's worth; the others are skipped, and the rate
-// over the run falls short by as much.
-const PaceSlack = time.Millisecond
+// PaceSlack and PaceBurst bound a paced sender's catch-up: when its thread
+// was held up (preempted, interrupted), the frames that fell due meanwhile go
+// out at once, but at most PaceSlack's worth, or PaceBurst frames where that
+// is more (at rates below PaceBurst per PaceSlack); the others are skipped,
+// and the rate over the run falls short by as much. The burst bound in
+// frames is what a receiver's rings see; the time bound alone would skip,
+// at low rates, frames that a ring of a few dozen takes at once.
+const (
+	PaceSlack = time.Millisecond
+	PaceBurst = 64
+)
+
+// PaceCatchUp is how far a sender paced at pps frames per second may lag
+// its schedule before it skips frames: PaceSlack, or PaceBurst frames'
+// time where that is longer.
+func PaceCatchUp(pps float64) time.Duration {
+	if !(pps > 0) {
+		return PaceSlack
+	}
+	return max(PaceSlack, time.Duration(PaceBurst/pps*float64(time.Second)))
+}
 
 // MinPacedRate is the lowest rate Pace keeps: one frame a second. Slower
 // rates need no pacing in the kernel.

@@ -399,6 +399,8 @@ type XDPSender struct {
 	// interval is the paced time between frames in 2^-32 ns; 0 when not
 	// paced (see Pace).
 	interval uint64
+	// slack is how far the due time may lag the clock (PaceCatchUp).
+	slack time.Duration
 }
 
 // xdpMD is struct xdp_md, the context of an XDP program run.

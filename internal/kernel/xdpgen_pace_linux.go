@@ -21,7 +21,7 @@ func (s *XDPSender) Pace(pps float64) error {
 	if pps != 0 && !(pps >= MinPacedRate) || math.IsInf(pps, 0) {
 		return fmt.Errorf("pace XDP sender: %g frames per second, want 0 or %g to %g", pps, MinPacedRate, math.MaxFloat64)
 	}
-	s.interval = 0
+	s.interval, s.slack = 0, PaceCatchUp(pps)
 	if pps > 0 {
 		// ns between frames in 2^-32 ns (below 2^62: the sum with the
 		// fraction carried never overflows); at least 1, a paced sender.
@@ -39,7 +39,7 @@ func (s *XDPSender) setSlot(limit, due uint64) error {
 	binary.NativeEndian.PutUint64(slot[slotDue:], due)
 	binary.NativeEndian.PutUint64(slot[slotInterval:], s.interval>>32)
 	binary.NativeEndian.PutUint64(slot[slotFrac:], s.interval&(1<<32-1))
-	binary.NativeEndian.PutUint64(slot[slotSlack:], uint64(PaceSlack))
+	binary.NativeEndian.PutUint64(slot[slotSlack:], uint64(max(s.slack, PaceSlack)))
 	if err := s.gen.cursors.Put(uint32(s.cpu), slot[:]); err != nil {
 		return fmt.Errorf("set cursor of CPU %d: %w", s.cpu, err)
 	}

@@ -29,10 +29,11 @@ func withXDPSender(lab *vethlab.Lab, gen *XDPGen, fn func(s *XDPSender) error) e
 // TestXDPPaceGate drives the generator program's pacing gate with the due
 // time far from the clock either way, so that what it does is decided
 // whatever the machine's speed: a frame due in an hour is not sent however
-// often the program runs; a frame due long ago is sent, once when the
-// interval is a second (the catch-up is bounded by PaceSlack), and the due
-// time moves to the clock less the slack plus the interval; the limit stops
-// a sender paced at the fastest rate exactly there.
+// often the program runs; frames due long ago are caught up, PaceBurst of
+// them and the one due now when the interval is a second (the catch-up is
+// bounded by PaceCatchUp: PaceBurst seconds at one frame a second), and the
+// due time moves to the clock less the catch-up plus every interval sent;
+// the limit stops a sender paced at the fastest rate exactly there.
 func TestXDPPaceGate(t *testing.T) {
 	lab := newGenLab(t)
 	ft, _ := testTable(lab.HostMAC, []int{64}, []uint32{0})
@@ -78,12 +79,13 @@ func TestXDPPaceGate(t *testing.T) {
 		if err := s.setSlot(math.MaxUint64, 1); err != nil {
 			return err
 		}
-		if n := run(1000); n != 1 {
-			t.Errorf("due long ago, one a second: %d frames sent, want 1", n)
+		if n := run(1000); n != PaceBurst+1 {
+			t.Errorf("due long ago, one a second: %d frames sent, want %d", n, PaceBurst+1)
 		}
 		t1, _ := monotonicNs()
 		due, acc := slot()
-		lo, hi := t0-uint64(PaceSlack)+second, t1-uint64(PaceSlack)+second
+		slack := uint64(PaceCatchUp(1))
+		lo, hi := t0-slack+(PaceBurst+1)*second, t1-slack+(PaceBurst+1)*second
 		if due < lo || due > hi || acc >= 1<<32 {
 			t.Errorf("due time after the catch-up: %d, want %d to %d (fraction %d)", due, lo, hi, acc)
 		}
@@ -102,8 +104,8 @@ func TestXDPPaceGate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := xdptest.HostRxPackets(t, lab) - before; got != 8 {
-		t.Errorf("host end received %d frames, want 8", got)
+	if got, want := xdptest.HostRxPackets(t, lab)-before, uint64(PaceBurst+1+7); got != want {
+		t.Errorf("host end received %d frames, want %d", got, want)
 	}
 }
 

@@ -337,3 +337,20 @@ func TestXDPGenOneSenderPerCPU(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestPaceCatchUp(t *testing.T) {
+	for _, c := range []struct {
+		pps  float64
+		want time.Duration
+	}{
+		{0, PaceSlack},
+		{1e6, PaceSlack},              // 1000 frames in the slack
+		{PaceBurst * 1000, PaceSlack}, // exactly PaceBurst frames in it
+		{1000, 64 * time.Millisecond}, // PaceBurst frames at 1 ms each
+		{1, PaceBurst * time.Second},  // one a second
+	} {
+		if got := PaceCatchUp(c.pps); got != c.want {
+			t.Errorf("PaceCatchUp(%g) = %v, want %v", c.pps, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,63 @@
+package kernel
+
+import (
+	"os"
+	"runtime"
+	"testing"
+	"time"
+)
+
+func TestCPUTimesMove(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	t0, err := ThreadCPUTime()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p0, err := ProcessCPUTime(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Spin until the thread's clock moves by a few ticks: the reading must
+	// follow the thread's own work.
+	var x uint64
+	for {
+		for i := range 1 << 20 {
+			x += uint64(i) * x
+		}
+		t1, err := ThreadCPUTime()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if t1-t0 >= 3*time.Second/userHZ {
+			break
+		}
+	}
+	p1, err := ProcessCPUTime(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p1-p0 < 3*time.Second/userHZ {
+		t.Errorf("the process used %s while its thread used more than %s", p1-p0, 3*time.Second/userHZ)
+	}
+	if _, err := SoftirqTime(); err != nil {
+		t.Error(err)
+	}
+	if _, err := ProcessCPUTime(-1); err == nil {
+		t.Error("ProcessCPUTime(-1) read something")
+	}
+	_ = x
+}
+
+func TestStatCPUTimeNameWithParens(t *testing.T) {
+	path := t.TempDir() + "/stat"
+	// A command named "a) (b" and utime 250, stime 50 ticks.
+	line := "42 (a) (b) R 1 1 1 0 -1 4194304 100 0 0 0 250 50 0 0 20 0 1 0 100 0 0\n"
+	if err := os.WriteFile(path, []byte(line), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := statCPUTime(path)
+	if err != nil || got != 3*time.Second {
+		t.Errorf("statCPUTime = %s, %v, want 3s", got, err)
+	}
+}
