@@ -552,7 +552,7 @@ func runRun(cmd *cobra.Command, log *slog.Logger, o *runOptions) (err error) {
 	if err := ecfg.Check(o.loops()); err != nil {
 		return o.flagError(err)
 	}
-	rw, err := o.prepareWrite()
+	rw, err := o.prepareWrite(s)
 	if err != nil {
 		return err
 	}

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"encoding/hex"
 	"fmt"
 	"io"
 	"time"
 
 	"github.com/xdphash/xdphash/capture"
+	"github.com/xdphash/xdphash/hash"
 	"github.com/xdphash/xdphash/internal/kernel"
 	"github.com/xdphash/xdphash/pipeline"
 )
@@ -32,8 +34,8 @@ type pcapngWriter struct {
 
 // startPcapngWriter writes the section and interface headers and starts
 // the goroutine that writes c's frames, stamped start plus their arrival.
-func startPcapngWriter(out *pendingOutput, c *pipeline.Capture, iface string, start time.Time) (*pcapngWriter, error) {
-	cw, err := capture.NewWriter(out.tmp, capture.WriterConfig{Iface: iface, SnapLen: c.SnapLen(), Application: "xdphash run"})
+func startPcapngWriter(out *pendingOutput, c *pipeline.Capture, iface string, settings *capture.Settings, start time.Time) (*pcapngWriter, error) {
+	cw, err := capture.NewWriter(out.tmp, capture.WriterConfig{Iface: iface, SnapLen: c.SnapLen(), Application: "xdphash run", Settings: settings})
 	if err != nil {
 		return nil, fmt.Errorf("write %s: %w", out.path, err)
 	}
@@ -110,17 +112,35 @@ func frameComment(f *pipeline.CapturedFrame) capture.Comment {
 	return c
 }
 
+// captureSettings is what the capture's section comment records of the
+// run's setup (capture.Settings): the hash that the frames' comments give,
+// for dissect and verify to hash with by default.
+func captureSettings(s *runSetup) *capture.Settings {
+	cs := &capture.Settings{Hash: s.steer.Hash.String(), Symmetry: s.steer.Symmetry.String(), Descend: capture.DescendNone}
+	if s.steer.Hash == hash.KindToeplitz {
+		key := s.steer.RSSKey
+		if key == nil {
+			key = hash.DefaultRSSKey[:]
+		}
+		cs.RSSKey = hex.EncodeToString(key)
+	} else {
+		cs.Key = s.steer.Key.String()
+	}
+	return cs
+}
+
 // runWrite is --write: the capture, its file, and once the run starts its
 // writer. Its methods do nothing on a nil runWrite (no --write).
 type runWrite struct {
-	out     *pendingOutput
-	capture *pipeline.Capture
-	w       *pcapngWriter
-	ended   bool // finish or abort ran
+	out      *pendingOutput
+	capture  *pipeline.Capture
+	settings *capture.Settings
+	w        *pcapngWriter
+	ended    bool // finish or abort ran
 }
 
 // prepareWrite checks --write's file before the source opens.
-func (o *runOptions) prepareWrite() (*runWrite, error) {
+func (o *runOptions) prepareWrite(s *runSetup) (*runWrite, error) {
 	if o.write == "" {
 		return nil, nil
 	}
@@ -128,7 +148,7 @@ func (o *runOptions) prepareWrite() (*runWrite, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--write: %w", err)
 	}
-	return &runWrite{out: out, capture: pipeline.NewCapture(o.writeCount, writeSlots, writeSnapLen)}, nil
+	return &runWrite{out: out, capture: pipeline.NewCapture(o.writeCount, writeSlots, writeSnapLen), settings: captureSettings(s)}, nil
 }
 
 // engineCapture is the capture for the engine's configuration.
@@ -144,7 +164,7 @@ func (rw *runWrite) start(name string) error {
 	if rw == nil {
 		return nil
 	}
-	w, err := startPcapngWriter(rw.out, rw.capture, name, time.Now())
+	w, err := startPcapngWriter(rw.out, rw.capture, name, rw.settings, time.Now())
 	if err != nil {
 		return err
 	}

@@ -111,3 +111,84 @@ func TestRunPcapMetadataTag(t *testing.T) {
 		t.Errorf("dissect read %d frames, want %d", len(recs), len(frames))
 	}
 }
+
+// TestDissectCaptureKey: a capture from run --write records the run's hash
+// settings, and dissect, without --hash-key, hashes with its key: every
+// frame's hash is the one its comment records, and the output says where
+// the key came from. --hash-key overrides it.
+func TestDissectCaptureKey(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := capture.NewWriter(&buf, capture.WriterConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bases := corpus.Bases()
+	for i, f := range bases {
+		if err := w.Write(&capture.Frame{Data: f.Data, Time: recordTime(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	in := tempFile(t, "in.pcapng", buf.Bytes())
+	out := filepath.Join(t.TempDir(), "out.pcapng")
+	if _, stderr, code := runXdphash(t, nil, "run", "--pcap", in, "--write", out); code != exitOK {
+		t.Fatalf("run: exit %d: %s", code, stderr)
+	}
+	fh, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	r, err := capture.Open(fh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings, ok, err := capture.ReadSettings(r)
+	if !ok || err != nil || settings.Hash != "kernel" || len(settings.Key) != 32 || settings.Descend != capture.DescendNone {
+		t.Fatalf("the capture's settings %+v, %v, %v; want hash kernel (a file's default), a key, descend none", settings, ok, err)
+	}
+	var comments []capture.Comment
+	for {
+		if _, _, err := r.ZeroCopyReadPacketData(); err != nil {
+			break
+		}
+		c, ok := capture.FrameComment(r)
+		if !ok {
+			t.Fatalf("frame %d: no comment of xdphash's", len(comments))
+		}
+		comments = append(comments, c)
+	}
+	if len(comments) != len(bases) {
+		t.Fatalf("the capture holds %d frames, want %d", len(comments), len(bases))
+	}
+
+	stdout, stderr, code := runXdphash(t, nil, "dissect", "--format", "jsonl", out)
+	if code != exitOK {
+		t.Fatalf("dissect: exit %d: %s", code, stderr)
+	}
+	if !bytes.Contains([]byte(stderr), []byte("hash_key="+settings.Key+" from=\"recorded in the capture\"")) {
+		t.Errorf("dissect's log does not say it took the capture's key %s:\n%s", settings.Key, stderr)
+	}
+	recs := parseJSONL(t, stdout)
+	if len(recs) != len(comments) {
+		t.Fatalf("dissect read %d frames, want %d", len(recs), len(comments))
+	}
+	for i, c := range comments {
+		if got := fmt.Sprintf("%08x", c.Hash); got != recs[i].Hash {
+			t.Errorf("frame %d (%s): comment hash=%s, dissect %s", i, bases[i].Name, got, recs[i].Hash)
+		}
+	}
+
+	stdout, _, code = runXdphash(t, nil, "dissect", "--hash-key", kunitKey, out)
+	if want := "hash key " + kunitKey + " (--hash-key)"; code != exitOK || !bytes.Contains([]byte(stdout), []byte(want)) {
+		t.Errorf("dissect --hash-key: exit %d, output lacks %q:\n%.300s", code, want, stdout)
+	}
+	// A capture without settings (written before they were recorded, or by
+	// another tool) reads, hashed with a random key.
+	stdout, stderr, code = runXdphash(t, nil, "dissect", in)
+	if code != exitOK || !bytes.Contains([]byte(stdout), []byte(" (random), path slow")) {
+		t.Errorf("dissect of a capture without settings: exit %d, output:\n%.300s\nstderr:\n%s", code, stdout, stderr)
+	}
+}

@@ -53,6 +53,9 @@ hash); all three share one partition, so a frame with a metadata tag must be
 in the flow of the same frame with the tag in line where the kernel says so.
 A --pcap frame written by xdphash run --write is checked as received with the
 metadata VLAN tag its comment records (vlan_tag=).
+xdphash's side hashes with --hash-key, else the key that a --pcap from xdphash
+run --write records in its section comment, else a random key; the last line
+says which (the partition does not depend on it, the printed hashes do).
 
 Each divergence is printed with both frames, what the kernel said, and the
 key fields in which xdphash's view of the two frames differs. The exit status is
@@ -76,7 +79,7 @@ CAP_NET_ADMIN.`,
 	f.StringVar(&opts.pcap, "pcap", "", "verify the frames of this pcap or pcapng file")
 	f.IntVar(&opts.count, "count", 0, "verify this many random mutations of the corpus's base frames")
 	f.Uint64Var(&opts.seed, "seed", 1, "seed of the random mutations")
-	f.Var(&opts.key, "hash-key", "SipHash key as 32 hex digits (default: a random key)")
+	f.Var(&opts.key, "hash-key", "SipHash key as 32 hex digits (default: the key a --pcap from xdphash run --write records, else a random key)")
 	f.IntVar(&opts.max, "max", 20, "print at most this many divergences")
 	f.Var(newChoiceFlag(&opts.path, pathSlow, pathFast), "path", "dissector implementation to verify")
 	return cmd
@@ -93,11 +96,25 @@ func runVerify(cmd *cobra.Command, log *slog.Logger, opts *verifyOptions, flow f
 	}
 	defer oracle.Close()
 
-	key := opts.key.key
-	if !opts.key.set {
-		key = hash.RandomKey()
+	var (
+		reader capture.Reader
+		name   string
+	)
+	if opts.pcap != "" {
+		var in io.ReadCloser
+		if in, name, err = openInput(cmd, opts.pcap); err != nil {
+			return err
+		}
+		defer in.Close()
+		if reader, err = capture.OpenEthernet(in, name); err != nil {
+			return err
+		}
 	}
-	ours := flow(key, opts.path)
+	key, err := captureKey(log, reader, name, opts.key)
+	if err != nil {
+		return err
+	}
+	ours := flow(key.key, opts.path)
 	out := bufio.NewWriter(cmd.OutOrStdout())
 	defer out.Flush()
 
@@ -159,7 +176,7 @@ func runVerify(cmd *cobra.Command, log *slog.Logger, opts *verifyOptions, flow f
 		divs, count = pairs.Divergences, pairs.Count
 	case opts.pcap != "":
 		p := verify.NewPartitioner(opts.max)
-		if err := pcapSamples(cmd, opts.pcap, taggedSample, p.Add); err != nil {
+		if err := pcapSamples(reader, name, taggedSample, p.Add); err != nil {
 			return err
 		}
 		r := p.Result()
@@ -192,8 +209,8 @@ func runVerify(cmd *cobra.Command, log *slog.Logger, opts *verifyOptions, flow f
 	if part != nil {
 		writeCollisions(out, part)
 	}
-	fmt.Fprintf(out, "verify: %d frames checked against kernel %s, %d refused by the test run, %d divergences (path %s)\n",
-		checked, kernel.Release(), refused, count, opts.path)
+	fmt.Fprintf(out, "verify: %d frames checked against kernel %s, %d refused by the test run, %d divergences (path %s, hash key %s)\n",
+		checked, kernel.Release(), refused, count, opts.path, key)
 	if count > 0 {
 		if err := out.Flush(); err != nil {
 			return err
@@ -225,16 +242,7 @@ func writeCollisions(out io.Writer, r *verify.PartitionResult) {
 // pcapSamples reads every frame of a capture, samples it, with the metadata
 // VLAN tag its comment from xdphash run --write records, if any, and hands
 // the sample to add, which must not keep its frame.
-func pcapSamples(cmd *cobra.Command, name string, sample func(string, []byte, dissect.VLANTag) (verify.Sample, bool), add func(verify.Sample)) error {
-	in, name, err := openInput(cmd, name)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	reader, err := capture.OpenEthernet(in, name)
-	if err != nil {
-		return err
-	}
+func pcapSamples(reader capture.Reader, name string, sample func(string, []byte, dissect.VLANTag) (verify.Sample, bool), add func(verify.Sample)) error {
 	for index := 0; ; index++ {
 		frame, info, tag, err := capture.ReadTagged(reader, dissect.VLANTag{})
 		if errors.Is(err, io.EOF) && info.CaptureLength == 0 {
