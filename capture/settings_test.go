@@ -3,6 +3,8 @@ package capture
 import (
 	"bytes"
 	"errors"
+	"io"
+	"os"
 	"strings"
 	"testing"
 
@@ -159,5 +161,38 @@ func TestParseSettings(t *testing.T) {
 	}
 	if _, err := NewWriter(new(bytes.Buffer), WriterConfig{Settings: &Settings{Hash: "kernel", Descend: "udp 4789"}}); err == nil {
 		t.Error("NewWriter took a setting with a space, which would not read back")
+	}
+}
+
+// TestCaptureBeforeSettings: a capture that xdphash run --write wrote
+// before it recorded its settings reads, every frame with its comment, and
+// has no settings.
+func TestCaptureBeforeSettings(t *testing.T) {
+	f, err := os.Open("testdata/run-write-before-settings.pcapng")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := OpenEthernet(f, f.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, ok, err := ReadSettings(r); ok || err != nil {
+		t.Errorf("settings %+v, %v, %v; want none", s, ok, err)
+	}
+	n := 0
+	for ; ; n++ {
+		if _, _, err := r.ZeroCopyReadPacketData(); err != nil {
+			if !errors.Is(err, io.EOF) {
+				t.Fatalf("frame %d: %v", n, err)
+			}
+			break
+		}
+		if _, ok := FrameComment(r); !ok {
+			t.Errorf("frame %d: no comment of xdphash's", n)
+		}
+	}
+	if n != 8 {
+		t.Errorf("%d frames, want the 8 it holds", n)
 	}
 }

@@ -82,6 +82,7 @@ type runOptions struct {
 	device      deviceOptions
 	write       string // --write FILE.pcapng
 	writeCount  int
+	writeWait   bool // --write-wait
 
 	rebalance rebalanceOptions // --reta-size, --rebalance, --compare
 	nic       nicOptions       // --nic, --rss-level
@@ -213,6 +214,7 @@ frame is accounted for: received = processed + each counted drop.`,
 	opts.nic.addFlags(f)
 	f.StringVar(&opts.write, "write", "", "write the first frames, as received, to this pcapng file with each frame's queue, device hash and a comment with xdphash's hash, its source, worker, path and metadata VLAN tag")
 	f.IntVar(&opts.writeCount, "write-count", defaultWriteCount, fmt.Sprintf("--write: frames to write, at most %d", maxWriteCount))
+	f.BoolVar(&opts.writeWait, "write-wait", false, "AF_XDP --write: the receive loops wait for the writer rather than miss frames when the frames waiting for it fill its buffer, so that --write-count frames are written (the kernel drops on the full RX ring meanwhile); files and synthetic traffic always wait, losing nothing")
 	f.BoolVar(&opts.xdpMetadata, "xdp-metadata", true, "AF_XDP: load the XDP metadata program (device hash, stripped VLAN tag, RX timestamp) where the device supports it")
 	return cmd
 }
@@ -234,6 +236,9 @@ func (o *runOptions) check(cmd *cobra.Command) error {
 	}
 	if changed("write-count") && o.write == "" || o.writeCount < 1 || o.writeCount > maxWriteCount {
 		return fmt.Errorf("--write-count %d: want 1 to %d, with --write", o.writeCount, maxWriteCount)
+	}
+	if changed("write-wait") && (o.write == "" || o.iface == "") {
+		return errors.New("--write-wait is for --write with --iface (a file's or synthetic run's receive loops always wait for the writer)")
 	}
 	switch {
 	case o.iface != "" && (o.virtualClock || changed("virtual-queues") || changed("replay")):
@@ -552,7 +557,7 @@ func runRun(cmd *cobra.Command, log *slog.Logger, o *runOptions) (err error) {
 	if err := ecfg.Check(o.loops()); err != nil {
 		return o.flagError(err)
 	}
-	rw, err := o.prepareWrite(s)
+	rw, err := o.prepareWrite(s, log)
 	if err != nil {
 		return err
 	}
@@ -615,7 +620,7 @@ func runRun(cmd *cobra.Command, log *slog.Logger, o *runOptions) (err error) {
 		}
 		log.Info("serving metrics", "url", "http://"+addr+"/metrics")
 	}
-	if err := rw.start(name); err != nil {
+	if err := rw.start(ctx, name); err != nil {
 		return err
 	}
 	static, err := o.runStatic(ctx, s, ecfg, log)

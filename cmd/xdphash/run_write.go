@@ -1,25 +1,37 @@
 package main
 
 import (
+	"context"
 	"encoding/hex"
 	"fmt"
 	"io"
+	"log/slog"
 	"time"
 
 	"github.com/xdphash/xdphash/capture"
 	"github.com/xdphash/xdphash/hash"
 	"github.com/xdphash/xdphash/internal/kernel"
 	"github.com/xdphash/xdphash/pipeline"
+	"github.com/xdphash/xdphash/pipeline/source"
 )
 
 // Bounds of --write.
 const (
 	defaultWriteCount = 10000
 	maxWriteCount     = 10_000_000
-	// writeSlots frames of writeSnapLen bytes wait for the writer at most:
-	// a jumbo frame fits.
+	// writeSlots frames of writeSnapLen bytes wait for the writer at most
+	// in a file or synthetic run, whose receive loops wait for the writer
+	// when they are taken: a jumbo frame fits.
 	writeSlots   = 512
 	writeSnapLen = 9216
+	// An AF_XDP run's receive loops do not wait for the writer unless
+	// --write-wait asks (the kernel would drop meanwhile): up to
+	// writeMemory bytes of slots of afxdpWriteSnapLen hold the frames the
+	// writer has not written yet, so that as many as fit are written
+	// whatever the writer's pace. No AF_XDP frame is longer than its UMEM
+	// frame, of at most afxdpWriteSnapLen bytes.
+	writeMemory       = 64 << 20
+	afxdpWriteSnapLen = source.LargeAFXDPFrameSize
 )
 
 // pcapngWriter writes a run's captured frames (pipeline.Capture) to a
@@ -137,10 +149,17 @@ type runWrite struct {
 	settings *capture.Settings
 	w        *pcapngWriter
 	ended    bool // finish or abort ran
+	stopWait func() bool
 }
 
-// prepareWrite checks --write's file before the source opens.
-func (o *runOptions) prepareWrite(s *runSetup) (*runWrite, error) {
+// prepareWrite checks --write's file before the source opens, and sizes
+// the capture so that --write-count frames are written: a file's or
+// synthetic run's receive loops wait for the writer (the replay waits for
+// them in turn, and synthetic frames are made on demand: nothing is lost);
+// an AF_XDP run's keep the frames in slots enough for them all, within
+// writeMemory, or wait with --write-wait. Where neither holds, it says so
+// on log before the run: the count cannot be promised.
+func (o *runOptions) prepareWrite(s *runSetup, log *slog.Logger) (*runWrite, error) {
 	if o.write == "" {
 		return nil, nil
 	}
@@ -148,7 +167,21 @@ func (o *runOptions) prepareWrite(s *runSetup) (*runWrite, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--write: %w", err)
 	}
-	return &runWrite{out: out, capture: pipeline.NewCapture(o.writeCount, writeSlots, writeSnapLen), settings: captureSettings(s)}, nil
+	var c *pipeline.Capture
+	switch {
+	case o.iface == "":
+		c = pipeline.NewCapture(o.writeCount, writeSlots, writeSnapLen)
+		c.SetWait()
+	default:
+		c = pipeline.NewCapture(o.writeCount, min(o.writeCount, writeMemory/afxdpWriteSnapLen), afxdpWriteSnapLen)
+		if o.writeWait {
+			c.SetWait()
+		} else if c.Slots() < o.writeCount {
+			log.Warn(fmt.Sprintf("--write-count %d may not all be written: the receive loops do not wait for the writer, and %d frames (%d MiB) can wait for it; past that, frames the writer is behind on are missed (counted). --write-wait makes the receive loops wait instead, while the kernel drops on the full RX ring (rx_ring_full)",
+				o.writeCount, c.Slots(), writeMemory>>20))
+		}
+	}
+	return &runWrite{out: out, capture: c, settings: captureSettings(s)}, nil
 }
 
 // engineCapture is the capture for the engine's configuration.
@@ -159,8 +192,9 @@ func (rw *runWrite) engineCapture() *pipeline.Capture {
 	return rw.capture
 }
 
-// start starts the writer, just before the run.
-func (rw *runWrite) start(name string) error {
+// start starts the writer, just before the run; when ctx is done (the
+// run's stop), the receive loops wait for it no longer.
+func (rw *runWrite) start(ctx context.Context, name string) error {
 	if rw == nil {
 		return nil
 	}
@@ -169,6 +203,7 @@ func (rw *runWrite) start(name string) error {
 		return err
 	}
 	rw.w = w
+	rw.stopWait = context.AfterFunc(ctx, rw.capture.Stop)
 	return nil
 }
 
@@ -179,6 +214,7 @@ func (rw *runWrite) abort() {
 	}
 	rw.ended = true
 	if rw.w != nil {
+		rw.stopWait()
 		rw.w.abort()
 		return
 	}
@@ -196,13 +232,21 @@ func (rw *runWrite) finish(w io.Writer) error {
 		rw.out.Abort()
 		return nil
 	}
+	rw.stopWait()
 	n, err := rw.w.finish()
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "wrote %d frames to %s", n, rw.out.path)
-	if m := rw.capture.Missed(); m > 0 {
-		fmt.Fprintf(w, " (%d of the first frames missed: the writer fell behind)", m)
+	c := rw.capture
+	switch m := c.Missed(); {
+	case m > 0 && c.Waiting():
+		fmt.Fprintf(w, " (%d of the first frames missed: the run stopped while the receive loops waited for the writer)", m)
+	case m > 0:
+		fmt.Fprintf(w, " (%d of the first frames missed: the writer fell behind and the %d frames that can wait for it were taken; --write-wait makes the receive loops wait)", m, c.Slots())
+	}
+	if n := c.Waited(); n > 0 {
+		fmt.Fprintf(w, "; the receive loops waited for the writer %d times, which the run's rates include", n)
 	}
 	fmt.Fprintln(w)
 	return nil

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/xdphash/xdphash/capture"
@@ -190,5 +192,79 @@ func TestDissectCaptureKey(t *testing.T) {
 	stdout, stderr, code = runXdphash(t, nil, "dissect", in)
 	if code != exitOK || !bytes.Contains([]byte(stdout), []byte(" (random), path slow")) {
 		t.Errorf("dissect of a capture without settings: exit %d, output:\n%.300s\nstderr:\n%s", code, stdout, stderr)
+	}
+}
+
+// TestRunWriteCount: a user who asks for --write-count N frames of a run
+// faster than the writer gets N: the receive loops of a synthetic run wait
+// for the writer rather than miss frames.
+func TestRunWriteCount(t *testing.T) {
+	const n = 10000
+	out := filepath.Join(t.TempDir(), "out.pcapng")
+	stdout, stderr, code := runXdphash(t, nil, "run", "--synthetic", "datacenter", "--count", "100000", "--write", out, "--write-count", strconv.Itoa(n))
+	if code != exitOK {
+		t.Fatalf("run: exit %d: %s", code, stderr)
+	}
+	if want := fmt.Sprintf("wrote %d frames to %s", n, out); !strings.Contains(stdout, want) || strings.Contains(stdout, "missed") {
+		t.Errorf("the run's summary does not say %q, or says frames were missed:\n%s", want, stdout)
+	}
+	fh, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	r, err := capture.Open(fh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frames := 0
+	for ; ; frames++ {
+		if _, _, err := r.ZeroCopyReadPacketData(); err != nil {
+			break
+		}
+	}
+	if frames != n {
+		t.Errorf("the file holds %d frames, want %d", frames, n)
+	}
+	if _, _, code := runXdphash(t, nil, "run", "--synthetic", "datacenter", "--count", "10", "--write", out+"2", "--write-wait"); code != exitFailure {
+		t.Errorf("--write-wait without --iface: exit %d, want a usage error", code)
+	}
+}
+
+// TestDissectCaptureBeforeSettings: a capture that run --write wrote before
+// it recorded its settings still reads: dissect hashes it with a random key,
+// or with the run's key given as --hash-key, which gives each frame the hash
+// its comment records.
+func TestDissectCaptureBeforeSettings(t *testing.T) {
+	const file, runKey = "../../capture/testdata/run-write-before-settings.pcapng", "000102030405060708090a0b0c0d0e0f"
+	stdout, stderr, code := runXdphash(t, nil, "dissect", file)
+	if code != exitOK || !strings.Contains(stdout, " (random), path slow") {
+		t.Fatalf("dissect: exit %d, output:\n%.300s\nstderr:\n%s", code, stdout, stderr)
+	}
+	stdout, stderr, code = runXdphash(t, nil, "dissect", "--format", "jsonl", "--hash-key", runKey, file)
+	if code != exitOK {
+		t.Fatalf("dissect --hash-key: exit %d: %s", code, stderr)
+	}
+	recs := parseJSONL(t, stdout)
+	fh, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	r, err := capture.Open(fh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; ; i++ {
+		if _, _, err := r.ZeroCopyReadPacketData(); err != nil {
+			if i != len(recs) || i == 0 {
+				t.Errorf("%d frames, dissect read %d", i, len(recs))
+			}
+			break
+		}
+		c, ok := capture.FrameComment(r)
+		if !ok || i >= len(recs) || fmt.Sprintf("%08x", c.Hash) != recs[i].Hash {
+			t.Errorf("frame %d: comment %+v (%v), dissect %+v", i, c, ok, recs[min(i, len(recs)-1)])
+		}
 	}
 }
