@@ -153,8 +153,8 @@ type Window struct {
 	WorkerPackets []uint64 `json:"worker_packets"`
 	WorkerBacklog []int    `json:"worker_backlog"`
 	WorkerDrops   []uint64 `json:"worker_drops"`
-	// KernelDrops is the kernel's drops before the receive loops, all
-	// queues together.
+	// KernelDrops is the drops before the receive loops, all queues
+	// together: the kernel's, or a capture replay's.
 	KernelDrops uint64 `json:"kernel_drops"`
 }
 
@@ -216,6 +216,9 @@ func Compute(st *runstats.RunStats) Measures {
 	}
 	for reason, n := range st.Accounting.KernelDrops {
 		m.Drops["kernel/"+reason] += n
+	}
+	for reason, n := range st.Accounting.ReplayDrops {
+		m.Drops["replay/"+reason] += n
 	}
 
 	var qp, qb, wp, wb, wf []uint64

@@ -93,7 +93,22 @@ func WriteSummary(w io.Writer, st *runstats.RunStats) error {
 		}
 		ew.printf("kernel drops before the receive loops: %d (%s)\n", kd, strings.Join(reasons, ", "))
 	}
+	if rd := sum(a.ReplayDrops); rd > 0 {
+		var reasons []string
+		for _, r := range slices.Sorted(maps.Keys(a.ReplayDrops)) {
+			if a.ReplayDrops[r] > 0 {
+				reasons = append(reasons, fmt.Sprintf("%s %d: %s", r, a.ReplayDrops[r], replayDropMeaning[r]))
+			}
+		}
+		ew.printf("capture replay drops before the receive loops: %d (%s)\n", rd, strings.Join(reasons, "; "))
+	}
 	return ew.err
+}
+
+// replayDropMeaning says what each reason of Accounting.ReplayDrops means.
+var replayDropMeaning = map[string]string{
+	"ring_full":  "a receive loop fell behind the paced replay and its ring of batches was full (--replay-drops)",
+	"unreceived": "read and queued, but not taken before the run stopped",
 }
 
 // plural is "1 queue", "2 queues".

@@ -47,6 +47,7 @@ type runOptions struct {
 	virtualQueues          int
 	replay                 string
 	virtualClock           bool
+	replayDrops            bool // --replay-drops
 	count                  uint64
 	syntheticFlows         int
 	batch                  int
@@ -153,6 +154,14 @@ their queue, device hash and what xdphash made of them.
 than the wall clock: the run goes as fast as the machine allows and, with one
 queue and no --flow-limit, gives the same report every time.
 
+A --pcap replay on the wall clock keeps its pace (--replay) while the
+receive loops keep up; where they fall behind it waits for them and then
+hands out what is overdue at once, as tcpreplay resends every packet of a
+file however late: every frame of the file is received. --replay-drops
+drops instead the frames that find a queue's ring of batches full, as a NIC
+drops on a full RX ring, counted as the replay's ring_full drops (no kernel
+is involved).
+
 The run lasts --duration, until the source ends, or until SIGINT or SIGTERM. A
 status line on stderr (when it is a terminal) shows the rates; at the end a
 summary goes to stdout and the full statistics, as JSON, to --out. Every
@@ -176,6 +185,7 @@ frame is accounted for: received = processed + each counted drop.`,
 	f.IntVar(&opts.virtualQueues, "virtual-queues", opts.virtualQueues, "pcap, synthetic: receive queues to spread the frames over")
 	f.StringVar(&opts.replay, "replay", opts.replay, "pcap, synthetic: pace: max, recorded (pcap) or a packet rate over all queues such as 500k, 500kpps, 100000")
 	f.BoolVar(&opts.virtualClock, "virtual-clock", false, "pcap, synthetic: time the run by the frames' stamps, not the wall clock")
+	f.BoolVar(&opts.replayDrops, "replay-drops", false, "pcap: drop the frames a receive loop is too far behind to take, as a NIC drops on a full RX ring (counted as replay ring_full), rather than wait for it (default: the replay waits, loses nothing, and catches up)")
 	f.Uint64Var(&opts.count, "count", 0, "synthetic: frames to send over all queues (0: until --duration or a signal)")
 	f.IntVar(&opts.syntheticFlows, "synthetic-flows", 0, "synthetic: flows of the profile (default: the profile's)")
 	f.IntVar(&opts.batch, "batch", pipeline.DefaultBatch, "frames taken off a receive queue at once")
@@ -245,6 +255,8 @@ func (o *runOptions) check(cmd *cobra.Command) error {
 		return errors.New("--virtual-clock, --virtual-queues and --replay are for --pcap and --synthetic")
 	case o.iface == "" && (changed("queues") || changed("xdp-mode") || changed("zero-copy") || changed("frames") || changed("frame-size") || changed("xdp-ring-size") || changed("rx-mode") || changed("xdp-metadata") || changed("kernel-cpus")):
 		return errors.New("--queues, --xdp-mode, --zero-copy, --frames, --frame-size, --xdp-ring-size, --rx-mode, --xdp-metadata and --kernel-cpus are for --iface")
+	case changed("replay-drops") && (o.pcap == "" || o.virtualClock):
+		return errors.New("--replay-drops is for --pcap on the wall clock (a --virtual-clock replay never falls behind)")
 	case o.synthetic == "" && (changed("count") || changed("synthetic-flows")):
 		return errors.New("--count and --synthetic-flows are for --synthetic")
 	case o.hash != hash.KindToeplitz && (changed("rss-key") || changed("symmetric")) && o.pcap == "":
@@ -471,7 +483,7 @@ func (o *runOptions) openSource(s *runSetup, log *slog.Logger) (source.Source, p
 		if err != nil {
 			return nil, plan, err
 		}
-		src, err := pipeline.OpenPcap(o.pcap, source.PcapConfig{Batch: o.batch, Replay: s.replay, Clock: clock}, rss)
+		src, err := pipeline.OpenPcap(o.pcap, source.PcapConfig{Batch: o.batch, Replay: s.replay, Clock: clock, DropBehind: o.replayDrops}, rss)
 		return src, plan, err
 	}
 	qs, err := source.ParseQueues(o.queues)
@@ -708,14 +720,19 @@ func startStatus(w io.Writer, e *pipeline.Engine) func() {
 // the last interval, and the drops so far.
 func appendStatus(b []byte, prev, cur *runstats.RunStats, secs float64) []byte {
 	b = append(b, "\r\x1b[K"...)
-	var kernelDrops uint64
+	var kernelDrops, replayDrops uint64
 	for i, q := range cur.Queues {
 		b = fmt.Appendf(b, "q%d %.2f Mpps in  ", q.Queue, float64(q.Stats.Frames-prev.Queues[i].Stats.Frames)/secs/1e6)
 		kernelDrops += q.Stats.KernelDrops()
+		replayDrops += q.Stats.ReplayDrops()
 	}
 	b = append(b, "| "...)
 	for i, w := range cur.Workers {
 		b = fmt.Appendf(b, "w%d %.2f Mpps served  ", i, float64(w.Consumer.Dequeued-prev.Workers[i].Consumer.Dequeued)/secs/1e6)
 	}
-	return fmt.Appendf(b, "| drops %d after receive, %d kernel", cur.Accounting.Total(), kernelDrops)
+	b = fmt.Appendf(b, "| drops %d after receive, %d kernel", cur.Accounting.Total(), kernelDrops)
+	if replayDrops > 0 {
+		b = fmt.Appendf(b, ", %d replay", replayDrops)
+	}
+	return b
 }
