@@ -147,8 +147,13 @@ kernel's dissector puts it there, and --hash auto (the default for --iface)
 steers by the device's hash where it covers the ports, as skb_get_hash does,
 else by the kernel's SipHash (--hash device: the device's always).
 --check-device-hash compares every device hash with xdphash's own (exit
-status 1 on a conflict); --write FILE.pcapng keeps the first frames with
-their queue, device hash and what xdphash made of them.
+status 1 on a conflict); --write FILE.pcapng keeps the first --write-count
+frames with their queue, device hash and what xdphash made of them, and the
+run's hash settings (key, kind, symmetry) in its section comment, with which
+xdphash dissect and verify hash the file by default. A file's or synthetic
+run's receive loops wait for the writer, so every frame asked for is
+written; an AF_XDP run's buffer holds up to 16384 frames (64 MiB) and
+--write-wait waits beyond that (the kernel drops meanwhile).
 
 --virtual-clock times a file or synthetic run by the frames' own stamps rather
 than the wall clock: the run goes as fast as the machine allows and, with one
