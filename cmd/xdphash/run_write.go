@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/xdphash/xdphash/capture"
 	"github.com/xdphash/xdphash/hash"
 	"github.com/xdphash/xdphash/internal/kernel"
 	"github.com/xdphash/xdphash/pipeline"
-	"github.com/xdphash/xdphash/pipeline/source"
 )
 
 // Bounds of --write.
@@ -26,13 +26,15 @@ const (
 	writeSnapLen = 9216
 	// An AF_XDP run's receive loops do not wait for the writer unless
 	// --write-wait asks (the kernel would drop meanwhile): up to
-	// writeMemory bytes of slots of afxdpWriteSnapLen hold the frames the
-	// writer has not written yet, so that as many as fit are written
-	// whatever the writer's pace. No AF_XDP frame is longer than its UMEM
-	// frame, of at most afxdpWriteSnapLen bytes.
-	writeMemory       = 64 << 20
-	afxdpWriteSnapLen = source.LargeAFXDPFrameSize
+	// writeMemory bytes of slots of afxdpWriteSnapLen() hold the frames
+	// the writer has not written yet, so that as many as fit are written
+	// whatever the writer's pace.
+	writeMemory = 64 << 20
 )
+
+// afxdpWriteSnapLen is the slot size of an AF_XDP run's --write: no AF_XDP
+// frame is longer than its UMEM frame, at most a page.
+func afxdpWriteSnapLen() int { return min(os.Getpagesize(), pipeline.MaxCaptureSnapLen) }
 
 // pcapngWriter writes a run's captured frames (pipeline.Capture) to a
 // pcapng file on a goroutine of its own, the file checked before the run
@@ -173,7 +175,8 @@ func (o *runOptions) prepareWrite(s *runSetup, log *slog.Logger) (*runWrite, err
 		c = pipeline.NewCapture(o.writeCount, writeSlots, writeSnapLen)
 		c.SetWait()
 	default:
-		c = pipeline.NewCapture(o.writeCount, min(o.writeCount, writeMemory/afxdpWriteSnapLen), afxdpWriteSnapLen)
+		snap := afxdpWriteSnapLen()
+		c = pipeline.NewCapture(o.writeCount, min(o.writeCount, writeMemory/snap), snap)
 		if o.writeWait {
 			c.SetWait()
 		} else if c.Slots() < o.writeCount {
