@@ -268,3 +268,29 @@ func TestDissectCaptureBeforeSettings(t *testing.T) {
 		}
 	}
 }
+
+// TestCaptureSettings: the settings --write records are the run's: the
+// SipHash key of a kernel (or auto) run, the Toeplitz key of a toeplitz
+// run (the default key when none was given), its symmetry, and no descent.
+func TestCaptureSettings(t *testing.T) {
+	key, err := hash.ParseKey(kunitKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		steer hash.SteerConfig
+		want  capture.Settings
+	}{
+		{hash.SteerConfig{Hash: hash.KindAuto, Key: key}, capture.Settings{Hash: "auto", Key: kunitKey, Symmetry: "none", Descend: "none"}},
+		{hash.SteerConfig{Hash: hash.KindToeplitz, Symmetry: hash.SymmetricXOR},
+			capture.Settings{Hash: "toeplitz", RSSKey: fmt.Sprintf("%x", hash.DefaultRSSKey), Symmetry: hash.SymmetricXOR.String(), Descend: "none"}},
+	} {
+		got := captureSettings(&runSetup{steer: c.steer})
+		if *got != c.want {
+			t.Errorf("%v: settings %+v, want %+v", c.steer.Hash, *got, c.want)
+		}
+		if back, ok, err := capture.ParseSettings(got.String()); !ok || err != nil || back != c.want {
+			t.Errorf("%v: %q reads back %+v, %v, %v", c.steer.Hash, got, back, ok, err)
+		}
+	}
+}
