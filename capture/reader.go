@@ -93,6 +93,7 @@ const (
 	ngEnhancedPacket   = 6
 	ngByteOrderMagic   = 0x1a2b3c4d
 	ngOptionEnd        = 0
+	ngOptionComment    = 1  // opt_comment, in any block
 	ngOptionTsResol    = 9  // if_tsresol: the unit of the interface's timestamps
 	ngOptionTsOffset   = 14 // if_tsoffset: seconds added to its timestamps
 	pcapVersionMajor   = 2
@@ -247,7 +248,14 @@ type ngReader struct {
 	hdr      [ngBlockHeader]byte
 	word     [4]byte  // a byte-order magic or a block's closing length: a field, so reading it allocates nothing
 	comments [][]byte // the last packet's opt_comment options, views into its block
+	// section is the opt_comment options of the section header of the
+	// section being read.
+	section []string
 }
+
+// SectionComments returns the comments (opt_comment) of the section header
+// of the section being read: where xdphash run --write records its Settings.
+func (r *ngReader) SectionComments() []string { return r.section }
 
 // PacketComments returns the comments (opt_comment) of the packet the last
 // read returned, valid until the next read: how xdphash run --write records
@@ -382,6 +390,21 @@ func (r *ngReader) parse(typ uint32, body []byte, start int64) error {
 			return fmt.Errorf("section header at offset %d: version %d.%d, want 1.x", start, major, r.order.Uint16(body[2:]))
 		}
 		r.ifaces = r.ifaces[:0]
+		r.section = r.section[:0]
+		// Options follow the version and the 64-bit section length. One
+		// that runs past the block ends them: a section header's options
+		// are informational, and the packets still read.
+		opts := body[min(len(body), 12):]
+		for len(opts) >= 4 {
+			code, n := r.order.Uint16(opts), int(r.order.Uint16(opts[2:]))
+			if code == ngOptionEnd || n > len(opts)-4 {
+				break
+			}
+			if code == ngOptionComment {
+				r.section = append(r.section, string(opts[4:4+n]))
+			}
+			opts = opts[min(len(opts), 4+(n+3)&^3):]
+		}
 	case ngInterface:
 		iface := ngIface{linkType: layers.LinkType(r.order.Uint16(body)), snapLen: r.order.Uint32(body[4:]), tsExp: 6}
 		opts := body[8:]
@@ -471,7 +494,7 @@ func (r *ngReader) packet(typ uint32, body []byte, start int64) ([]byte, gopacke
 		if code == 0 || n > len(opts)-4 {
 			break // opt_endofopt, or an option the block cannot hold: no more comments
 		}
-		if code == 1 {
+		if code == ngOptionComment {
 			r.comments = append(r.comments, opts[4:4+n])
 		}
 		opts = opts[min(len(opts), 4+(n+3)&^3):]

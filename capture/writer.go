@@ -17,6 +17,9 @@ type WriterConfig struct {
 	Iface       string // the interface's name (if_name); "" is pcapgo's default
 	SnapLen     int    // the interface's snap length; 0: none
 	Application string // the writing program (shb_userappl)
+	// Settings, when set, is written as the section's comment (shb
+	// opt_comment): how the frames' hashes were computed.
+	Settings *Settings
 }
 
 // HashAlgorithm is the algorithm of a frame's epb_hash.
@@ -73,6 +76,12 @@ func NewWriter(w io.Writer, cfg WriterConfig) (*Writer, error) {
 	opts := pcapgo.DefaultNgWriterOptions
 	if cfg.Application != "" {
 		opts.SectionInfo.Application = cfg.Application
+	}
+	if cfg.Settings != nil {
+		if err := cfg.Settings.check(); err != nil {
+			return nil, err
+		}
+		opts.SectionInfo.Comment = cfg.Settings.String()
 	}
 	ng, err := pcapgo.NewNgWriterInterface(w, intf, opts)
 	if err != nil {

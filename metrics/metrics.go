@@ -47,7 +47,7 @@ var (
 	ceMarks       = prometheus.NewDesc("xdphash_consumer_ce_marks_total", "Packets the worker's consumer marked CE.", []string{"worker"}, nil)
 	// The kernel's drops are per receive queue of an interface; the
 	// engine's stages (ring, worker, consumer) have "" for both.
-	drops     = prometheus.NewDesc("xdphash_drops_total", "Packets dropped, by stage (kernel, ring, worker, consumer) and reason; the kernel's by interface and receive queue.", []string{"stage", "reason", "interface", "queue"}, nil)
+	drops     = prometheus.NewDesc("xdphash_drops_total", "Packets dropped, by stage (kernel, replay, ring, worker, consumer) and reason; the kernel's by interface and receive queue, a capture replay's by receive queue.", []string{"stage", "reason", "interface", "queue"}, nil)
 	dissected = prometheus.NewDesc("xdphash_dissect_total", "Frames dissected, by fast-path shape and the path that dissected them.", []string{"shape", "path"}, nil)
 	jain      = prometheus.NewDesc("xdphash_fairness_jain", "Jain's fairness index of the load over the scope (1 is even).", []string{"scope"}, nil)
 )
@@ -153,12 +153,24 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		counter(drops, n, stage, reason, "", "")
 	}
 	iface := sourceInterface(st.Config.Source)
+	// Each stage before the receive loops has series where the source has
+	// it: the kernel's for AF_XDP, a capture replay's for a file, none for
+	// synthetic traffic.
+	replay := strings.HasPrefix(st.Config.Source, "pcap:")
 	for _, q := range st.Queues {
 		label := strconv.Itoa(q.Queue)
+		switch {
+		case replay:
+			counter(drops, q.Stats.ReplayRingFull, "replay", "ring_full", "", label)
+			counter(drops, q.Stats.Unreceived, "replay", "unreceived", "", label)
+			continue
+		case iface == "":
+			continue
+		}
 		counter(drops, q.Stats.RxDropped, "kernel", "rx_dropped", iface, label)
 		counter(drops, q.Stats.RxInvalidDescs, "kernel", "rx_invalid_descs", iface, label)
 		counter(drops, q.Stats.RxRingFull, "kernel", "rx_ring_full", iface, label)
-		counter(drops, q.Stats.Unreceived, "kernel", "unreceived", iface, label)
+		counter(drops, q.Stats.RxLeftOnRing, "kernel", "rx_left_on_ring", iface, label)
 	}
 	for s := range dissect.NumShapes {
 		sc := st.Shapes.Shape[s]

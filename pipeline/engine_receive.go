@@ -412,7 +412,7 @@ func (r *receiver) closeWindows(t int64) {
 }
 
 func (r *receiver) snap() recvSnap {
-	s := recvSnap{frames: r.frames, bytes: r.bytes, kernelDrops: r.src.Stats().KernelDrops(), drops: make([]uint64, len(r.out))}
+	s := recvSnap{frames: r.frames, bytes: r.bytes, kernelDrops: r.src.Stats().LostBeforeLoop(), drops: make([]uint64, len(r.out))}
 	for w, o := range r.out {
 		s.drops[w] = o.full + o.limited
 	}

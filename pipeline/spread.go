@@ -57,7 +57,7 @@ func spreadPcap(cfg source.PcapConfig, rss RSSConfig, open func(done <-chan stru
 	if err != nil {
 		return nil, err
 	}
-	fan := source.NewFanout(rss.Queues, cfg.BatchSize(), cfg.Clock != nil)
+	fan := source.NewFanout(rss.Queues, cfg.BatchSize(), cfg.Drops())
 	replay, err := open(fan.Done())
 	if err != nil {
 		return nil, err
@@ -69,9 +69,9 @@ func spreadPcap(cfg source.PcapConfig, rss RSSConfig, open func(done <-chan stru
 
 // rssSource is the RSS stage over a capture replay: its one goroutine reads
 // the capture and copies each frame into the batch of the virtual queue that
-// the RSS model picks for it (a source.Fanout, which drops, in a live
-// replay, where a queue's receive loop falls behind), as the pcap source
-// does for its one queue.
+// the RSS model picks for it (a source.Fanout, which waits where a queue's
+// receive loop falls behind, or drops in a replay asked to), as the pcap
+// source does for its one queue.
 type rssSource struct {
 	replay    *source.CaptureReplay
 	spread    func(frame []byte) int

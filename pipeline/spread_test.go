@@ -99,14 +99,15 @@ func TestRSSPcap(t *testing.T) {
 			}
 			bytesIn += uint64(len(frames[i]))
 		}
-		if st := src.Queues()[q].Stats(); st.Frames != uint64(len(want[q])) || st.Bytes != bytesIn || st.RxRingFull != 0 {
+		if st := src.Queues()[q].Stats(); st.Frames != uint64(len(want[q])) || st.Bytes != bytesIn || st.LostBeforeLoop() != 0 {
 			t.Errorf("queue %d: stats %+v, want %d frames, %d bytes", q, st, len(want[q]), bytesIn)
 		}
 	}
 }
 
-// TestRSSPcapLiveDrops replays at 10 Mpps to queues that take nothing until
-// the replay is over: the stage drops what finds no free batch, as a NIC
+// TestRSSPcapLiveDrops replays at 10 Mpps, asked to drop, to queues that
+// take nothing until the replay is over: the stage drops what finds no free
+// batch (the replay's ring_full), as a NIC
 // on a full RX ring, and every frame of the file is either handed out or
 // counted as dropped on its queue.
 func TestRSSPcapLiveDrops(t *testing.T) {
@@ -116,7 +117,7 @@ func TestRSSPcapLiveDrops(t *testing.T) {
 	}
 	file := xdptest.WriteCapture(t, xdptest.CapturePcap, layers.LinkTypeEthernet, xdptest.CaptureRecords(frames, time.Microsecond)...)
 	src, err := NewPcap(bytes.NewReader(file), "corpus.pcap",
-		source.PcapConfig{Batch: 8, Replay: source.Replay{Mode: source.ReplayRate, PPS: 1e7}, Clock: source.WallClock()}, RSSConfig{Queues: 2})
+		source.PcapConfig{Batch: 8, Replay: source.Replay{Mode: source.ReplayRate, PPS: 1e7}, Clock: source.WallClock(), DropBehind: true}, RSSConfig{Queues: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +130,10 @@ func TestRSSPcapLiveDrops(t *testing.T) {
 		if st.Frames != uint64(len(got[q])) {
 			t.Errorf("queue %d: %d frames handed out, stats say %d", q, len(got[q]), st.Frames)
 		}
-		handed, dropped = handed+st.Frames, dropped+st.RxRingFull
+		if st.KernelDrops() != 0 {
+			t.Errorf("queue %d: kernel drops %+v of a replay", q, st)
+		}
+		handed, dropped = handed+st.Frames, dropped+st.ReplayRingFull
 	}
 	if dropped == 0 || handed+dropped != uint64(len(frames)) {
 		t.Errorf("%d frames handed out, %d dropped: want drops, adding up to %d", handed, dropped, len(frames))

@@ -147,7 +147,7 @@ figure { margin: 1em 0; } figcaption { font-weight: bold; }
 {{with .M.Loss}}<section class="loss" id="loss"><h2>Loss</h2>
 <p class="headline">{{.Headline}}</p>
 <div class="lossbar" title="{{.Headline}}">{{range $i, $s := .Stages}}{{if .Frames}}<div class="stage{{$i}}" style="width: {{printf "%.3f" (mul100 .Share)}}%" title="{{.Stage}}: {{lpct .Share}} of the frames lost ({{grouped .Frames}})"></div>{{end}}{{end}}</div>
-<p class="note">The bar is every frame {{if eq .OfferedBy "sent"}}sent{{else}}the receive queues saw{{end}}: green arrived{{range $i, $s := .Stages}}{{if .Frames}}, {{colour $i}} lost in the {{.Stage}} stage{{end}}{{end}}.</p>
+<p class="note">The bar is every frame {{if eq .OfferedBy "sent"}}sent{{else if eq .OfferedBy "replayed"}}the capture replay offered{{else}}the receive queues saw{{end}}: green arrived{{range $i, $s := .Stages}}{{if .Frames}}, {{colour $i}} lost in the {{.Stage}} stage{{end}}{{end}}.</p>
 {{if .Queues}}<table><tr><th>queue</th><th>frames offered</th><th>lost</th><th>share</th><th class="l">reasons</th></tr>
 {{range .Queues}}<tr><td>{{.Queue}}</td><td>{{grouped .Offered}}</td><td>{{grouped .Lost}}</td><td>{{lpct .Share}}</td><td class="l">{{range $i, $r := .Reasons}}{{if $i}}, {{end}}{{$r.Reason}} {{lpct $r.Share}}{{end}}</td></tr>
 {{end}}</table>{{end}}

@@ -17,7 +17,8 @@ type Loss struct {
 	// Offered is the frames the run was offered: the sender's count when
 	// the command that made the run knows it (OfferedBy "sent": a soak's
 	// generator), else the frames the receive loops took plus the kernel's
-	// drops before them (OfferedBy "seen").
+	// drops before them (OfferedBy "seen"), or a capture replay's
+	// (OfferedBy "replayed").
 	Offered   uint64  `json:"offered"`
 	OfferedBy string  `json:"offered_by"`
 	Lost      uint64  `json:"lost"`
@@ -134,10 +135,18 @@ func computeLoss(st *runstats.RunStats, up *Upstream) Loss {
 	for r, n := range a.KernelDrops {
 		all["kernel/"+r] += n
 	}
+	for r, n := range a.ReplayDrops {
+		if n > 0 { // a stage only a replay has: named where it lost frames
+			all["replay/"+r] += n
+		}
+	}
 	l := Loss{OfferedBy: "seen", Unserved: a.Unserved}
+	if strings.HasPrefix(st.Config.Source, "pcap:") {
+		l.OfferedBy = "replayed"
+	}
 	var seen uint64
 	for _, q := range st.Queues {
-		seen += q.Stats.Frames + q.Stats.KernelDrops()
+		seen += q.Stats.Frames + q.Stats.LostBeforeLoop()
 		l.FillRingEmpty += q.Stats.FillRingEmpty
 	}
 	l.Offered = seen
@@ -174,10 +183,14 @@ func computeLoss(st *runstats.RunStats, up *Upstream) Loss {
 
 	for _, q := range st.Queues {
 		s := q.Stats
-		kd := map[string]uint64{"kernel/rx_dropped": s.RxDropped, "kernel/rx_invalid_descs": s.RxInvalidDescs,
-			"kernel/rx_ring_full": s.RxRingFull, "kernel/unreceived": s.Unreceived}
-		offered := s.Frames + s.KernelDrops()
+		offered := s.Frames + s.LostBeforeLoop()
 		ql := QueueLoss{Queue: q.Queue, Offered: offered}
+		if rd := s.ReplayDrops(); rd > 0 {
+			rs, n := reasons(map[string]uint64{"replay/ring_full": s.ReplayRingFull, "replay/unreceived": s.Unreceived}, offered)
+			ql.Stages = append(ql.Stages, LossStage{Stage: "replay", Frames: n, Share: share(n, offered), Reasons: rs})
+		}
+		kd := map[string]uint64{"kernel/rx_dropped": s.RxDropped, "kernel/rx_invalid_descs": s.RxInvalidDescs,
+			"kernel/rx_ring_full": s.RxRingFull, "kernel/rx_left_on_ring": s.RxLeftOnRing}
 		rs, n := reasons(kd, offered)
 		ql.Stages = append(ql.Stages, LossStage{Stage: "kernel", Frames: n, Share: share(n, offered), Reasons: rs})
 		if q.Drops != nil {
@@ -253,8 +266,11 @@ func reasonList(rs []LossReason, stage string) string {
 // worker rings 1.10% (ring/full 1.10%), consumers 0.00%".
 func (l *Loss) Headline() string {
 	what := "sent frames"
-	if l.OfferedBy != "sent" {
+	switch l.OfferedBy {
+	case "seen":
 		what = "the frames the receive queues saw (received + the kernel's drops)"
+	case "replayed":
+		what = "the frames the capture replay offered (received + the replay's drops)"
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s of %s lost (%s of %s)%s", pctText(l.Share), what, grouped(l.Lost), grouped(l.Offered), stageList(l.Stages))

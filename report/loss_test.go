@@ -124,6 +124,9 @@ func TestEveryDropReasonHasAMeaning(t *testing.T) {
 	for r := range st.Accounting.KernelDrops {
 		names["kernel/"+r] = "runstats.RunStats.Account"
 	}
+	for r := range st.Accounting.ReplayDrops {
+		names["replay/"+r] = "runstats.RunStats.Account"
+	}
 	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
@@ -178,7 +181,7 @@ func TestEveryDropReasonHasAMeaning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, must := range []string{"ring/full", "consumer/codel", "kernel/rx_ring_full", "kernel/unreceived"} {
+	for _, must := range []string{"ring/full", "consumer/codel", "kernel/rx_ring_full", "kernel/rx_left_on_ring", "replay/ring_full"} {
 		if _, ok := names[must]; !ok {
 			t.Fatalf("the scan missed %s: it finds %v", must, names)
 		}

@@ -161,8 +161,9 @@ type Window struct {
 	WorkerPackets []uint64 `json:"worker_packets"`
 	WorkerBacklog []int    `json:"worker_backlog"`
 	WorkerDrops   []uint64 `json:"worker_drops"`
-	// KernelDrops is the kernel's drops before the receive loops, all
-	// queues together; QueueKernelDrops the same per receive queue.
+	// KernelDrops is the drops before the receive loops, all queues
+	// together: the kernel's, or a capture replay's; QueueKernelDrops the
+	// same per receive queue.
 	KernelDrops      uint64   `json:"kernel_drops"`
 	QueueKernelDrops []uint64 `json:"queue_kernel_drops,omitempty"`
 }
@@ -227,6 +228,9 @@ func Compute(st *runstats.RunStats) Measures {
 	}
 	for reason, n := range st.Accounting.KernelDrops {
 		m.Drops["kernel/"+reason] += n
+	}
+	for reason, n := range st.Accounting.ReplayDrops {
+		m.Drops["replay/"+reason] += n
 	}
 
 	var qp, qb, wp, wb, wf []uint64

@@ -14,10 +14,12 @@ var dropMeanings = map[string]string{
 	"guest/rx_dropped": "the guest's virtio-net driver dropped the frame before XDP saw it (guest eth0 rx_dropped)",
 
 	// The kernel, before a receive loop took the frame.
-	"kernel/rx_ring_full":     "the receive ring was full: the receive loop did not take frames off AF_XDP's RX ring (a replay's modelled NIC ring) fast enough (XDP_STATISTICS rx_ring_full)",
+	"kernel/rx_ring_full":     "the receive ring was full: the receive loop did not take frames off AF_XDP's RX ring fast enough (XDP_STATISTICS rx_ring_full)",
 	"kernel/rx_dropped":       "the kernel dropped the frame before the AF_XDP ring: in copy mode mostly because the fill ring was empty (no free UMEM frame), else a frame too big for one (XDP_STATISTICS rx_dropped)",
 	"kernel/rx_invalid_descs": "the fill ring handed the kernel an invalid descriptor (XDP_STATISTICS rx_invalid_descs)",
-	"kernel/unreceived":       "a capture replay read and queued the frame, but the run stopped before a receive loop took it",
+	"kernel/rx_left_on_ring":  "the kernel put the frame on AF_XDP's RX ring, but the run stopped before a receive loop took it (more than one ring's worth arrived during the stop)",
+	"replay/ring_full":        "a receive loop fell behind the paced capture replay and its ring of batches was full (--replay-drops, the model of a NIC's full RX ring; no kernel is involved)",
+	"replay/unreceived":       "a capture replay read and queued the frame, but the run stopped before a receive loop took it",
 	"ring/full":               "the ring from the receive loop to the worker was full: the kernel's backlog drop (netdev_max_backlog, --ring-size)",
 	"worker/flow_limit":       "the RPS flow limit dropped it: one flow held too much of a nearly full backlog (skb_flow_limit)",
 	"consumer/overlimit":      "the worker's queueing discipline was at its packet limit (fifo, fq, fq_codel limit)",

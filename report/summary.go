@@ -100,6 +100,15 @@ func WriteSummaryWith(w io.Writer, st *runstats.RunStats, up *Upstream) error {
 		}
 		ew.printf("kernel drops before the receive loops: %d (%s)\n", kd, strings.Join(reasons, ", "))
 	}
+	if rd := sum(a.ReplayDrops); rd > 0 {
+		var reasons []string
+		for _, r := range slices.Sorted(maps.Keys(a.ReplayDrops)) {
+			if a.ReplayDrops[r] > 0 {
+				reasons = append(reasons, fmt.Sprintf("%s %d: %s", r, a.ReplayDrops[r], DropMeaning("replay/"+r)))
+			}
+		}
+		ew.printf("capture replay drops before the receive loops: %d (%s)\n", rd, strings.Join(reasons, "; "))
+	}
 	return ew.err
 }
 

@@ -57,13 +57,15 @@ type ConsumerStats struct {
 // by reason. It is the one place the totals are added up, for a live view and
 // for the final report alike.
 func (st *RunStats) Account() {
-	acc := Accounting{Dropped: map[DropReason]uint64{}, KernelDrops: map[string]uint64{}}
+	acc := Accounting{Dropped: map[DropReason]uint64{}, KernelDrops: map[string]uint64{}, ReplayDrops: map[string]uint64{}}
 	for _, q := range st.Queues {
 		acc.Received += q.Stats.Frames
 		acc.KernelDrops["rx_dropped"] += q.Stats.RxDropped
 		acc.KernelDrops["rx_invalid_descs"] += q.Stats.RxInvalidDescs
 		acc.KernelDrops["rx_ring_full"] += q.Stats.RxRingFull
-		acc.KernelDrops["unreceived"] += q.Stats.Unreceived
+		acc.KernelDrops["rx_left_on_ring"] += q.Stats.RxLeftOnRing
+		acc.ReplayDrops["ring_full"] += q.Stats.ReplayRingFull
+		acc.ReplayDrops["unreceived"] += q.Stats.Unreceived
 	}
 	offeredOK := true
 	for _, w := range st.Workers {

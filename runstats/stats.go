@@ -9,7 +9,7 @@ import (
 // SchemaVersion is the version of the run statistics JSON (RunStats). Bump it
 // when a field changes meaning or disappears; adding fields keeps it.
 // docs/report-schema.md says what each version changed.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // RunStats is what one run of the pipeline measured: written by `xdphash run
 // --out`, read by `xdphash report`. The engine fills the receive, steering and
@@ -96,18 +96,37 @@ type QueueStats struct {
 	FillRingEmpty  uint64 `json:"fill_ring_empty"`  // times the fill ring had no frame for the kernel
 	TxInvalidDescs uint64 `json:"tx_invalid_descs"` // (transmit side, unused here)
 	TxRingEmpty    uint64 `json:"tx_ring_empty"`    // (transmit side, unused here)
+	// ReplayRingFull is the frames a capture replay dropped because the
+	// queue's receive loop fell behind the replay's pace and its ring of
+	// batches was full: only a replay asked to drop (--replay-drops, the
+	// model of a NIC's full RX ring) does; no kernel is involved.
+	ReplayRingFull uint64 `json:"replay_ring_full"`
 	// Unreceived is the frames a capture replay read and queued that no
 	// receive loop took before the run stopped (the ready batches left when
 	// the source was closed).
 	Unreceived uint64 `json:"unreceived"`
+	// RxLeftOnRing is the frames the kernel had put on the AF_XDP RX ring
+	// that were still there when the source closed: the receive loops take
+	// what their rings hold when a run stops (up to one ring's worth), so
+	// only a ring refilled faster than that leaves any.
+	RxLeftOnRing uint64 `json:"rx_left_on_ring"`
 }
 
-// KernelDrops is the frames lost before the queue's receive loop took them:
-// the kernel's drops (a capture replay's modelled ones) and the frames
-// left unreceived when the run stopped.
+// KernelDrops is the kernel's drops before the queue's receive loop took
+// the frames: AF_XDP's XDP_STATISTICS, and the frames left on the RX ring
+// at the stop.
 func (s QueueStats) KernelDrops() uint64 {
-	return s.RxDropped + s.RxInvalidDescs + s.RxRingFull + s.Unreceived
+	return s.RxDropped + s.RxInvalidDescs + s.RxRingFull + s.RxLeftOnRing
 }
+
+// ReplayDrops is a capture replay's drops before the queue's receive loop
+// took the frames: its full ring, and the frames left unreceived when the
+// run stopped.
+func (s QueueStats) ReplayDrops() uint64 { return s.ReplayRingFull + s.Unreceived }
+
+// LostBeforeLoop is every frame lost before the queue's receive loop took
+// it: the kernel's drops and a capture replay's.
+func (s QueueStats) LostBeforeLoop() uint64 { return s.KernelDrops() + s.ReplayDrops() }
 
 // Add adds o's counts to s.
 func (s *QueueStats) Add(o QueueStats) {
@@ -119,7 +138,9 @@ func (s *QueueStats) Add(o QueueStats) {
 	s.FillRingEmpty += o.FillRingEmpty
 	s.TxInvalidDescs += o.TxInvalidDescs
 	s.TxRingEmpty += o.TxRingEmpty
+	s.ReplayRingFull += o.ReplayRingFull
 	s.Unreceived += o.Unreceived
+	s.RxLeftOnRing += o.RxLeftOnRing
 }
 
 // WorkerReport is one worker (one modelled CPU).
@@ -187,8 +208,9 @@ type WindowReport struct {
 	WorkerBytes   []uint64 `json:"worker_bytes"`
 	WorkerBacklog []int    `json:"worker_backlog"` // consumer queue depth at the window's end
 	WorkerDrops   []uint64 `json:"worker_drops"`   // every drop after the receive loops in the window, by worker
-	// QueueKernelDrops are the kernel's drops before each receive loop in
-	// the window (AF_XDP ring full, ...): no worker had the frame yet.
+	// QueueKernelDrops are the drops before each receive loop in the
+	// window, the kernel's (AF_XDP ring full, ...) or a capture replay's
+	// (QueueStats.LostBeforeLoop): no worker had the frame yet.
 	QueueKernelDrops []uint64 `json:"queue_kernel_drops"`
 }
 
@@ -200,8 +222,14 @@ type Accounting struct {
 	// backlog), never served: a slow --service-rate leaves them.
 	Unserved uint64                `json:"unserved"`
 	Dropped  map[DropReason]uint64 `json:"dropped"` // every drop after the receive loop took the frame, by reason
-	// KernelDrops are drops before the receive loop (AF_XDP ring full, ...), not part of Received.
+	// KernelDrops are the kernel's drops before the receive loops (AF_XDP's
+	// rx_ring_full, rx_dropped, rx_invalid_descs), not part of Received.
 	KernelDrops map[string]uint64 `json:"kernel_drops"`
+	// ReplayDrops are a capture replay's drops before the receive loops
+	// (ring_full: a receive loop fell behind a replay asked to drop;
+	// unreceived: queued, but not taken when the run stopped), not part of
+	// Received.
+	ReplayDrops map[string]uint64 `json:"replay_drops"`
 	// Balanced is true when Received = Processed + Unserved + the drops, and each
 	// consumer's counters account for every record its worker gave it.
 	Balanced bool `json:"balanced"`

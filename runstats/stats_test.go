@@ -56,7 +56,7 @@ func filledRun(static *RunStats) *RunStats {
 			Queue: 1,
 			Stats: QueueStats{
 				Frames: 1000, Bytes: 64000, RxDropped: 1, RxInvalidDescs: 2, RxRingFull: 3, FillRingEmpty: 4,
-				TxInvalidDescs: 5, TxRingEmpty: 6, Unreceived: 7,
+				TxInvalidDescs: 5, TxRingEmpty: 6, ReplayRingFull: 8, Unreceived: 7, RxLeftOnRing: 9,
 			},
 			Steered: []uint64{600, 400},
 			Drops:   map[DropReason]uint64{DropRingFull: 5, DropFlowLimit: 6},
@@ -92,7 +92,7 @@ func filledRun(static *RunStats) *RunStats {
 		},
 		Accounting: Accounting{
 			Received: 1000, Processed: 978, Unserved: 2, Dropped: map[DropReason]uint64{DropRingFull: 11, DropCodel: 9},
-			KernelDrops: map[string]uint64{"rx_ring_full": 3}, Balanced: true,
+			KernelDrops: map[string]uint64{"rx_ring_full": 3}, ReplayDrops: map[string]uint64{"ring_full": 8}, Balanced: true,
 		},
 		HashSources: HashSources{None: 1, Kernel: 2, Toeplitz: 3, Device: 4},
 		DeviceHash: &DeviceHashCheck{
@@ -306,8 +306,9 @@ func TestAccount(t *testing.T) {
 			if a.Processed != wantProcessed || !reflect.DeepEqual(a.Dropped, wantDrops) || a.Total() != total {
 				t.Errorf("processed %d, dropped %v (total %d); want %d, %v (%d)", a.Processed, a.Dropped, a.Total(), wantProcessed, wantDrops, total)
 			}
-			wantKernel := map[string]uint64{"rx_ring_full": r.kernel.RxRingFull, "rx_dropped": r.kernel.RxDropped, "rx_invalid_descs": r.kernel.RxInvalidDescs, "unreceived": 0}
-			if !reflect.DeepEqual(a.KernelDrops, wantKernel) || st.Queues[0].Stats.KernelDrops() != r.kernel.RxRingFull+r.kernel.RxDropped+r.kernel.RxInvalidDescs {
+			wantKernel := map[string]uint64{"rx_ring_full": r.kernel.RxRingFull, "rx_dropped": r.kernel.RxDropped, "rx_invalid_descs": r.kernel.RxInvalidDescs,
+				"rx_left_on_ring": r.kernel.RxLeftOnRing}
+			if !reflect.DeepEqual(a.KernelDrops, wantKernel) || st.Queues[0].Stats.KernelDrops() != r.kernel.RxRingFull+r.kernel.RxDropped+r.kernel.RxInvalidDescs+r.kernel.RxLeftOnRing {
 				t.Errorf("kernel drops %v (queue: %d), want %v", a.KernelDrops, st.Queues[0].Stats.KernelDrops(), wantKernel)
 			}
 		})
@@ -317,10 +318,10 @@ func TestAccount(t *testing.T) {
 // TestAdd: the counters that add up over queues, receive loops and
 // workers lose nothing, and the device-hash samples stay bounded.
 func TestAdd(t *testing.T) {
-	q := QueueStats{Frames: 1, Bytes: 2, RxDropped: 3, RxInvalidDescs: 4, RxRingFull: 5, FillRingEmpty: 6, TxInvalidDescs: 7, TxRingEmpty: 8, Unreceived: 9}
+	q := QueueStats{Frames: 1, Bytes: 2, RxDropped: 3, RxInvalidDescs: 4, RxRingFull: 5, FillRingEmpty: 6, TxInvalidDescs: 7, TxRingEmpty: 8, ReplayRingFull: 9, Unreceived: 10, RxLeftOnRing: 11}
 	sum := q
 	sum.Add(q)
-	if want := (QueueStats{2, 4, 6, 8, 10, 12, 14, 16, 18}); sum != want {
+	if want := (QueueStats{2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22}); sum != want {
 		t.Errorf("QueueStats.Add: %+v, want %+v", sum, want)
 	}
 	h := HashSources{None: 1, Kernel: 2, Toeplitz: 3, Device: 4}

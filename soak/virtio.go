@@ -45,7 +45,7 @@ func checkVirtioAccounting(sent uint64, l LinkDeltas, st *runstats.RunStats) Che
 	var xsk, unreceived uint64
 	for _, q := range st.Queues {
 		xsk += q.Stats.RxDropped + q.Stats.RxInvalidDescs + q.Stats.RxRingFull
-		unreceived += q.Stats.Unreceived
+		unreceived += q.Stats.RxLeftOnRing
 	}
 	c.Pass = sent == l.PeerTxPackets &&
 		l.PeerTxPackets == l.HostRxPackets &&

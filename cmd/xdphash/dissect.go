@@ -23,12 +23,14 @@ import (
 
 // dissectOptions are the flags of xdphash dissect.
 type dissectOptions struct {
-	format  outputFormat
-	path    dissectPath
-	gates   gatesFlag
-	stats   bool
-	frames  bool // print a line per frame: not for --stats alone
-	key     hashKeyFlag
+	format outputFormat
+	path   dissectPath
+	gates  gatesFlag
+	stats  bool
+	frames bool // print a line per frame: not for --stats alone
+	key    hashKeyFlag
+	// keyFrom says where the key came from (hashKey.from).
+	keyFrom string
 	flags   dissect.Flags
 	tag     vlanTagFlag
 	descent descentFlags
@@ -82,6 +84,13 @@ id, e.g. 0x8100:100 or 802.1ad:0x6064.
 A pcapng frame written by xdphash run --write is dissected with the metadata
 VLAN tag its comment records (vlan_tag=), whatever --vlan-tag says.
 
+A pcapng capture written by xdphash run --write records the run's hash
+settings in its section comment (xdphash-settings hash=... hash_key=...):
+without --hash-key, dissect hashes with the key it records, so that the
+hashes match the frames' comments (hash=); the first line of --format text
+and the log say which key was used and where it came from (--hash-key,
+recorded in the capture, or random).
+
 --format jsonl writes one JSON object per frame with the fields index, ts, len,
 caplen, ok, path ("slow" or "fast:SHAPE"), keys (the 80-byte struct flow_keys in
 hex), n_proto, ip_proto, thoff, addr_type, flags, src, dst, sport, dport,
@@ -112,7 +121,7 @@ none).`,
 	f.Var(newChoiceFlag(&opts.path, pathSlow, pathFast, pathAuto), "path", "dissector implementation")
 	f.Var(&opts.gates, "gates", "fast-path gates of --path fast: shapes (eth_ip,vlan,qinq,pppoe,mpls,ipip,gre), all, none or auto (given alone, it sets --path fast)")
 	f.BoolVar(&opts.stats, "stats", false, "print the per-shape dissector counters instead of the frames (with --format: after them, on stderr)")
-	f.Var(&opts.key, "hash-key", "SipHash key as 32 hex digits (default: a random key, logged)")
+	f.Var(&opts.key, "hash-key", "SipHash key as 32 hex digits (default: the key a capture from xdphash run --write records, else a random key, logged)")
 	f.Var(dissectorFlags{&opts.flags}, "flags", "FLOW_DISSECTOR_F_* flags; skb_get_hash passes STOP_AT_FLOW_LABEL")
 	opts.descent.register(f)
 	f.Var(&opts.tag, "vlan-tag", "dissect every frame as received with this VLAN tag in its metadata: TPID (0x8100, 0x88a8) and TCI")
@@ -120,12 +129,6 @@ none).`,
 }
 
 func runDissect(cmd *cobra.Command, log *slog.Logger, name string, opts *dissectOptions) error {
-	key := opts.key.key
-	if !opts.key.set {
-		key = hash.RandomKey()
-		log.Info("no --hash-key given, hashing with a random key", "hash_key", key.String())
-	}
-
 	in, name, err := openInput(cmd, name)
 	if err != nil {
 		return err
@@ -136,6 +139,11 @@ func runDissect(cmd *cobra.Command, log *slog.Logger, name string, opts *dissect
 	if err != nil {
 		return err
 	}
+	key, err := captureKey(log, reader, name, opts.key)
+	if err != nil {
+		return err
+	}
+	opts.keyFrom = key.from
 
 	// Everything written for the frames before a bad record reaches the output
 	// before the error does.
@@ -153,7 +161,7 @@ func runDissect(cmd *cobra.Command, log *slog.Logger, name string, opts *dissect
 		d.SetGates(dissect.AllGates)
 		d.EnableAuto(dissect.AutoConfig{})
 	}
-	err = dissectFrames(out, log, reader, name, key, d, opts)
+	err = dissectFrames(out, log, reader, name, key.key, d, opts)
 	if ferr := out.Flush(); ferr != nil && err == nil {
 		err = fmt.Errorf("write output: %w", ferr)
 	}
@@ -197,8 +205,8 @@ type frameResult struct {
 func dissectFrames(out *bufio.Writer, log *slog.Logger, reader capture.Reader, name string, key hash.Key, d *dissect.Dissector, opts *dissectOptions) error {
 	if opts.format == formatText && opts.frames {
 		// The key makes the hashes reproducible: --hash-key takes it back.
-		fmt.Fprintf(out, "# xdphash dissect %s: hash key %s, path %s, flags %s",
-			name, key, opts.path, dissectorFlags{&opts.flags})
+		fmt.Fprintf(out, "# xdphash dissect %s: hash key %s (%s), path %s, flags %s",
+			name, key, opts.keyFrom, opts.path, dissectorFlags{&opts.flags})
 		if !opts.tag.tag.IsZero() {
 			fmt.Fprintf(out, ", metadata VLAN tag %s", opts.tag.tag)
 		}

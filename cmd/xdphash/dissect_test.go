@@ -298,7 +298,7 @@ func TestDissectText(t *testing.T) {
 	shortIPv4 := tcpOut[:24]
 	capture := captureFile(t, "pcapng", layers.LinkTypeEthernet, records(specA, specD, udp6, shortIPv4)...)
 	path := tempFile(t, "frames.pcapng", capture)
-	want := "# xdphash dissect " + path + ": hash key " + kunitKey + ", path slow, flags 0x2\n" +
+	want := "# xdphash dissect " + path + ": hash key " + kunitKey + " (--hash-key), path slow, flags 0x2\n" +
 		"0 ok ipv4 192.168.1.10:12345 > 10.0.0.1:80 proto 6 thoff 34 hash aa09f22d l4\n" +
 		"1 ok ipv4 10.1.1.1:53 > 10.1.1.2:33000 proto 17 thoff 38 vlan 100 prio 3 tpid 0x8100 type 0x0800 hash 3a836210 l4\n"
 
@@ -326,12 +326,13 @@ func TestDissectText(t *testing.T) {
 	}
 	header, _, _ := strings.Cut(stdout, "\n")
 	key, ok := strings.CutPrefix(header, "# xdphash dissect stdin: hash key ")
-	key, _, _ = strings.Cut(key, ",")
-	if !ok || !strings.Contains(stderr, "hash_key="+key) {
+	key, ok2 := strings.CutSuffix(key, " (random), path slow, flags 0x2")
+	if !ok || !ok2 || !strings.Contains(stderr, "hash_key="+key) {
 		t.Fatalf("random key not in both the header %q and the log:\n%s", header, stderr)
 	}
 	again, stderr, code := runXdphash(t, capture, "dissect", "--hash-key", key, "-")
-	if code != exitOK || again != stdout {
+	_, frames, _ := strings.Cut(stdout, "\n")
+	if code != exitOK || again != strings.Replace(header, "(random)", "(--hash-key)", 1)+"\n"+frames {
 		t.Errorf("rerun with --hash-key %s: exit status %d, output (-first +rerun)\n-%s\n+%s\nstderr:\n%s",
 			key, code, stdout, again, stderr)
 	}
@@ -479,7 +480,7 @@ var specDStripped = append(append([]byte(nil), specD[:12]...), specD[16:]...)
 // frame with the tag in line, but thoff, which no longer counts the tag.
 func TestDissectVLANTag(t *testing.T) {
 	path := tempFile(t, "stripped.pcap", captureFile(t, "pcap", layers.LinkTypeEthernet, records(specDStripped)...))
-	want := "# xdphash dissect " + path + ": hash key " + kunitKey + ", path slow, flags 0x2, metadata VLAN tag 0x8100:0x6064\n" +
+	want := "# xdphash dissect " + path + ": hash key " + kunitKey + " (--hash-key), path slow, flags 0x2, metadata VLAN tag 0x8100:0x6064\n" +
 		"0 ok ipv4 10.1.1.1:53 > 10.1.1.2:33000 proto 17 thoff 34 vlan 100 prio 3 tpid 0x8100 type 0x0800 hash 3a836210 l4\n"
 	for _, tag := range []string{"0x8100:0x6064", "802.1q:24676", "8100:0x6064"} {
 		stdout, stderr, code := runXdphash(t, nil, "dissect", "--hash-key", kunitKey, "--vlan-tag", tag, path)

@@ -47,6 +47,7 @@ type runOptions struct {
 	virtualQueues          int
 	replay                 string
 	virtualClock           bool
+	replayDrops            bool // --replay-drops
 	count                  uint64
 	syntheticFlows         int
 	batch                  int
@@ -84,6 +85,7 @@ type runOptions struct {
 	device      deviceOptions
 	write       string // --write FILE.pcapng
 	writeCount  int
+	writeWait   bool // --write-wait
 
 	rebalance rebalanceOptions // --reta-size, --rebalance, --compare
 	nic       nicOptions       // --nic, --rss-level
@@ -147,12 +149,25 @@ kernel's dissector puts it there, and --hash auto (the default for --iface)
 steers by the device's hash where it covers the ports, as skb_get_hash does,
 else by the kernel's SipHash (--hash device: the device's always).
 --check-device-hash compares every device hash with xdphash's own (exit
-status 1 on a conflict); --write FILE.pcapng keeps the first frames with
-their queue, device hash and what xdphash made of them.
+status 1 on a conflict); --write FILE.pcapng keeps the first --write-count
+frames with their queue, device hash and what xdphash made of them, and the
+run's hash settings (key, kind, symmetry) in its section comment, with which
+xdphash dissect and verify hash the file by default. A file's or synthetic
+run's receive loops wait for the writer, so every frame asked for is
+written; an AF_XDP run's buffer holds up to 16384 frames (64 MiB) and
+--write-wait waits beyond that (the kernel drops meanwhile).
 
 --virtual-clock times a file or synthetic run by the frames' own stamps rather
 than the wall clock: the run goes as fast as the machine allows and, with one
 queue and no --flow-limit, gives the same report every time.
+
+A --pcap replay on the wall clock keeps its pace (--replay) while the
+receive loops keep up; where they fall behind it waits for them and then
+hands out what is overdue at once, as tcpreplay resends every packet of a
+file however late: every frame of the file is received. --replay-drops
+drops instead the frames that find a queue's ring of batches full, as a NIC
+drops on a full RX ring, counted as the replay's ring_full drops (no kernel
+is involved).
 
 The run lasts --duration, until the source ends, until SIGINT or SIGTERM
 (exit 130), or with --stop-on-eof until standard input ends (exit 0). A
@@ -178,6 +193,7 @@ frame is accounted for: received = processed + each counted drop.`,
 	f.IntVar(&opts.virtualQueues, "virtual-queues", opts.virtualQueues, "pcap, synthetic: receive queues to spread the frames over")
 	f.StringVar(&opts.replay, "replay", opts.replay, "pcap, synthetic: pace: max, recorded (pcap) or a packet rate over all queues such as 500k, 500kpps, 100000")
 	f.BoolVar(&opts.virtualClock, "virtual-clock", false, "pcap, synthetic: time the run by the frames' stamps, not the wall clock")
+	f.BoolVar(&opts.replayDrops, "replay-drops", false, "pcap: drop the frames a receive loop is too far behind to take, as a NIC drops on a full RX ring (counted as replay ring_full), rather than wait for it (default: the replay waits, loses nothing, and catches up)")
 	f.Uint64Var(&opts.count, "count", 0, "synthetic: frames to send over all queues (0: until --duration or a signal)")
 	f.IntVar(&opts.syntheticFlows, "synthetic-flows", 0, "synthetic: flows of the profile (default: the profile's)")
 	f.IntVar(&opts.batch, "batch", pipeline.DefaultBatch, "frames taken off a receive queue at once")
@@ -218,6 +234,7 @@ frame is accounted for: received = processed + each counted drop.`,
 	opts.nic.addFlags(f)
 	f.StringVar(&opts.write, "write", "", "write the first frames, as received, to this pcapng file with each frame's queue, device hash and a comment with xdphash's hash, its source, worker, path and metadata VLAN tag")
 	f.IntVar(&opts.writeCount, "write-count", defaultWriteCount, fmt.Sprintf("--write: frames to write, at most %d", maxWriteCount))
+	f.BoolVar(&opts.writeWait, "write-wait", false, "AF_XDP --write: the receive loops wait for the writer rather than miss frames when the frames waiting for it fill its buffer, so that --write-count frames are written (the kernel drops on the full RX ring meanwhile); files and synthetic traffic always wait, losing nothing")
 	f.BoolVar(&opts.xdpMetadata, "xdp-metadata", true, "AF_XDP: load the XDP metadata program (device hash, stripped VLAN tag, RX timestamp) where the device supports it")
 	return cmd
 }
@@ -246,11 +263,16 @@ func (o *runOptions) check(cmd *cobra.Command) error {
 	if changed("write-count") && o.write == "" || o.writeCount < 1 || o.writeCount > maxWriteCount {
 		return fmt.Errorf("--write-count %d: want 1 to %d, with --write", o.writeCount, maxWriteCount)
 	}
+	if changed("write-wait") && (o.write == "" || o.iface == "") {
+		return errors.New("--write-wait is for --write with --iface (a file's or synthetic run's receive loops always wait for the writer)")
+	}
 	switch {
 	case o.iface != "" && (o.virtualClock || changed("virtual-queues") || changed("replay")):
 		return errors.New("--virtual-clock, --virtual-queues and --replay are for --pcap and --synthetic")
 	case o.iface == "" && (changed("queues") || changed("xdp-mode") || changed("zero-copy") || changed("frames") || changed("frame-size") || changed("xdp-ring-size") || changed("rx-mode") || changed("xdp-metadata") || changed("kernel-cpus")):
 		return errors.New("--queues, --xdp-mode, --zero-copy, --frames, --frame-size, --xdp-ring-size, --rx-mode, --xdp-metadata and --kernel-cpus are for --iface")
+	case changed("replay-drops") && (o.pcap == "" || o.virtualClock):
+		return errors.New("--replay-drops is for --pcap on the wall clock (a --virtual-clock replay never falls behind)")
 	case o.synthetic == "" && (changed("count") || changed("synthetic-flows")):
 		return errors.New("--count and --synthetic-flows are for --synthetic")
 	case o.hash != hash.KindToeplitz && (changed("rss-key") || changed("symmetric")) && o.pcap == "":
@@ -476,7 +498,7 @@ func (o *runOptions) openSource(s *runSetup, log *slog.Logger) (source.Source, p
 		if err != nil {
 			return nil, plan, err
 		}
-		src, err := pipeline.OpenPcap(o.pcap, source.PcapConfig{Batch: o.batch, Replay: s.replay, Clock: clock}, rss)
+		src, err := pipeline.OpenPcap(o.pcap, source.PcapConfig{Batch: o.batch, Replay: s.replay, Clock: clock, DropBehind: o.replayDrops}, rss)
 		return src, plan, err
 	}
 	qs, err := source.ParseQueues(o.queues)
@@ -562,7 +584,7 @@ func runRun(cmd *cobra.Command, log *slog.Logger, o *runOptions) (err error) {
 	if err := ecfg.Check(o.loops()); err != nil {
 		return o.flagError(err)
 	}
-	rw, err := o.prepareWrite()
+	rw, err := o.prepareWrite(s, log)
 	if err != nil {
 		return err
 	}
@@ -624,7 +646,7 @@ func runRun(cmd *cobra.Command, log *slog.Logger, o *runOptions) (err error) {
 		}
 		log.Info("serving metrics", "url", "http://"+addr+"/metrics")
 	}
-	if err := rw.start(name); err != nil {
+	if err := rw.start(ctx, name); err != nil {
 		return err
 	}
 	static, err := o.runStatic(ctx, s, ecfg, log)
@@ -723,14 +745,19 @@ func startStatus(w io.Writer, e *pipeline.Engine) func() {
 // the last interval, and the drops so far.
 func appendStatus(b []byte, prev, cur *runstats.RunStats, secs float64) []byte {
 	b = append(b, "\r\x1b[K"...)
-	var kernelDrops uint64
+	var kernelDrops, replayDrops uint64
 	for i, q := range cur.Queues {
 		b = fmt.Appendf(b, "q%d %.2f Mpps in  ", q.Queue, float64(q.Stats.Frames-prev.Queues[i].Stats.Frames)/secs/1e6)
 		kernelDrops += q.Stats.KernelDrops()
+		replayDrops += q.Stats.ReplayDrops()
 	}
 	b = append(b, "| "...)
 	for i, w := range cur.Workers {
 		b = fmt.Appendf(b, "w%d %.2f Mpps served  ", i, float64(w.Consumer.Dequeued-prev.Workers[i].Consumer.Dequeued)/secs/1e6)
 	}
-	return fmt.Appendf(b, "| drops %d after receive, %d kernel", cur.Accounting.Total(), kernelDrops)
+	b = fmt.Appendf(b, "| drops %d after receive, %d kernel", cur.Accounting.Total(), kernelDrops)
+	if replayDrops > 0 {
+		b = fmt.Appendf(b, ", %d replay", replayDrops)
+	}
+	return b
 }

@@ -1,11 +1,16 @@
 package main
 
 import (
+	"context"
+	"encoding/hex"
 	"fmt"
 	"io"
+	"log/slog"
+	"os"
 	"time"
 
 	"github.com/xdphash/xdphash/capture"
+	"github.com/xdphash/xdphash/hash"
 	"github.com/xdphash/xdphash/internal/kernel"
 	"github.com/xdphash/xdphash/pipeline"
 )
@@ -14,11 +19,22 @@ import (
 const (
 	defaultWriteCount = 10000
 	maxWriteCount     = 10_000_000
-	// writeSlots frames of writeSnapLen bytes wait for the writer at most:
-	// a jumbo frame fits.
+	// writeSlots frames of writeSnapLen bytes wait for the writer at most
+	// in a file or synthetic run, whose receive loops wait for the writer
+	// when they are taken: a jumbo frame fits.
 	writeSlots   = 512
 	writeSnapLen = 9216
+	// An AF_XDP run's receive loops do not wait for the writer unless
+	// --write-wait asks (the kernel would drop meanwhile): up to
+	// writeMemory bytes of slots of afxdpWriteSnapLen() hold the frames
+	// the writer has not written yet, so that as many as fit are written
+	// whatever the writer's pace.
+	writeMemory = 64 << 20
 )
+
+// afxdpWriteSnapLen is the slot size of an AF_XDP run's --write: no AF_XDP
+// frame is longer than its UMEM frame, at most a page.
+func afxdpWriteSnapLen() int { return min(os.Getpagesize(), pipeline.MaxCaptureSnapLen) }
 
 // pcapngWriter writes a run's captured frames (pipeline.Capture) to a
 // pcapng file on a goroutine of its own, the file checked before the run
@@ -32,8 +48,8 @@ type pcapngWriter struct {
 
 // startPcapngWriter writes the section and interface headers and starts
 // the goroutine that writes c's frames, stamped start plus their arrival.
-func startPcapngWriter(out *pendingOutput, c *pipeline.Capture, iface string, start time.Time) (*pcapngWriter, error) {
-	cw, err := capture.NewWriter(out.tmp, capture.WriterConfig{Iface: iface, SnapLen: c.SnapLen(), Application: "xdphash run"})
+func startPcapngWriter(out *pendingOutput, c *pipeline.Capture, iface string, settings *capture.Settings, start time.Time) (*pcapngWriter, error) {
+	cw, err := capture.NewWriter(out.tmp, capture.WriterConfig{Iface: iface, SnapLen: c.SnapLen(), Application: "xdphash run", Settings: settings})
 	if err != nil {
 		return nil, fmt.Errorf("write %s: %w", out.path, err)
 	}
@@ -110,17 +126,42 @@ func frameComment(f *pipeline.CapturedFrame) capture.Comment {
 	return c
 }
 
+// captureSettings is what the capture's section comment records of the
+// run's setup (capture.Settings): the hash that the frames' comments give,
+// for dissect and verify to hash with by default.
+func captureSettings(s *runSetup) *capture.Settings {
+	cs := &capture.Settings{Hash: s.steer.Hash.String(), Symmetry: s.steer.Symmetry.String(), Descend: capture.DescendNone}
+	if s.steer.Hash == hash.KindToeplitz {
+		key := s.steer.RSSKey
+		if key == nil {
+			key = hash.DefaultRSSKey[:]
+		}
+		cs.RSSKey = hex.EncodeToString(key)
+	} else {
+		cs.Key = s.steer.Key.String()
+	}
+	return cs
+}
+
 // runWrite is --write: the capture, its file, and once the run starts its
 // writer. Its methods do nothing on a nil runWrite (no --write).
 type runWrite struct {
-	out     *pendingOutput
-	capture *pipeline.Capture
-	w       *pcapngWriter
-	ended   bool // finish or abort ran
+	out      *pendingOutput
+	capture  *pipeline.Capture
+	settings *capture.Settings
+	w        *pcapngWriter
+	ended    bool // finish or abort ran
+	stopWait func() bool
 }
 
-// prepareWrite checks --write's file before the source opens.
-func (o *runOptions) prepareWrite() (*runWrite, error) {
+// prepareWrite checks --write's file before the source opens, and sizes
+// the capture so that --write-count frames are written: a file's or
+// synthetic run's receive loops wait for the writer (the replay waits for
+// them in turn, and synthetic frames are made on demand: nothing is lost);
+// an AF_XDP run's keep the frames in slots enough for them all, within
+// writeMemory, or wait with --write-wait. Where neither holds, it says so
+// on log before the run: the count cannot be promised.
+func (o *runOptions) prepareWrite(s *runSetup, log *slog.Logger) (*runWrite, error) {
 	if o.write == "" {
 		return nil, nil
 	}
@@ -128,7 +169,22 @@ func (o *runOptions) prepareWrite() (*runWrite, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--write: %w", err)
 	}
-	return &runWrite{out: out, capture: pipeline.NewCapture(o.writeCount, writeSlots, writeSnapLen)}, nil
+	var c *pipeline.Capture
+	switch {
+	case o.iface == "":
+		c = pipeline.NewCapture(o.writeCount, writeSlots, writeSnapLen)
+		c.SetWait()
+	default:
+		snap := afxdpWriteSnapLen()
+		c = pipeline.NewCapture(o.writeCount, min(o.writeCount, writeMemory/snap), snap)
+		if o.writeWait {
+			c.SetWait()
+		} else if c.Slots() < o.writeCount {
+			log.Warn(fmt.Sprintf("--write-count %d may not all be written: the receive loops do not wait for the writer, and %d frames (%d MiB) can wait for it; past that, frames the writer is behind on are missed (counted). --write-wait makes the receive loops wait instead, while the kernel drops on the full RX ring (rx_ring_full)",
+				o.writeCount, c.Slots(), writeMemory>>20))
+		}
+	}
+	return &runWrite{out: out, capture: c, settings: captureSettings(s)}, nil
 }
 
 // engineCapture is the capture for the engine's configuration.
@@ -139,16 +195,18 @@ func (rw *runWrite) engineCapture() *pipeline.Capture {
 	return rw.capture
 }
 
-// start starts the writer, just before the run.
-func (rw *runWrite) start(name string) error {
+// start starts the writer, just before the run; when ctx is done (the
+// run's stop), the receive loops wait for it no longer.
+func (rw *runWrite) start(ctx context.Context, name string) error {
 	if rw == nil {
 		return nil
 	}
-	w, err := startPcapngWriter(rw.out, rw.capture, name, time.Now())
+	w, err := startPcapngWriter(rw.out, rw.capture, name, rw.settings, time.Now())
 	if err != nil {
 		return err
 	}
 	rw.w = w
+	rw.stopWait = context.AfterFunc(ctx, rw.capture.Stop)
 	return nil
 }
 
@@ -159,6 +217,7 @@ func (rw *runWrite) abort() {
 	}
 	rw.ended = true
 	if rw.w != nil {
+		rw.stopWait()
 		rw.w.abort()
 		return
 	}
@@ -176,13 +235,21 @@ func (rw *runWrite) finish(w io.Writer) error {
 		rw.out.Abort()
 		return nil
 	}
+	rw.stopWait()
 	n, err := rw.w.finish()
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "wrote %d frames to %s", n, rw.out.path)
-	if m := rw.capture.Missed(); m > 0 {
-		fmt.Fprintf(w, " (%d of the first frames missed: the writer fell behind)", m)
+	c := rw.capture
+	switch m := c.Missed(); {
+	case m > 0 && c.Waiting():
+		fmt.Fprintf(w, " (%d of the first frames missed: the run stopped while the receive loops waited for the writer)", m)
+	case m > 0:
+		fmt.Fprintf(w, " (%d of the first frames missed: the writer fell behind and the %d frames that can wait for it were taken; --write-wait makes the receive loops wait)", m, c.Slots())
+	}
+	if n := c.Waited(); n > 0 {
+		fmt.Fprintf(w, "; the receive loops waited for the writer %d times, which the run's rates include", n)
 	}
 	fmt.Fprintln(w)
 	return nil

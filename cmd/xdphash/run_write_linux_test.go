@@ -49,6 +49,13 @@ func TestRunWritePcapng(t *testing.T) {
 		t.Fatalf("exit %d, %d received of %d sent; stdout:\n%s", code, st.Accounting.Received, sent, stdout)
 	}
 
+	// capinfos, of tshark's package, shows the section comment with the
+	// run's settings.
+	if ci, err := exec.Command(filepath.Join(filepath.Dir(tshark), "capinfos"), "-k", file).Output(); err != nil ||
+		!strings.Contains(string(ci), "xdphash-settings hash=kernel hash_key="+kunitKey) {
+		t.Errorf("capinfos -k: %v, output lacks the settings:\n%s", err, ci)
+	}
+
 	out, err := exec.Command(tshark, "-r", file, "-T", "fields", "-e", "frame.interface_queue", "-e", "frame.packet_flags_direction", "-e", "frame.comment").Output() // stderr: the warning about running as root
 	if err != nil {
 		t.Fatalf("tshark: %v\n%s", err, out)
@@ -93,9 +100,10 @@ func TestRunWritePcapng(t *testing.T) {
 		hashes = append(hashes, fmt.Sprintf("%08x", c.Hash))
 	}
 	recs := parseJSONL(t, func() string {
-		stdout, stderr, code := runXdphash(t, nil, "dissect", "--format", "jsonl", "--hash-key", kunitKey, file)
-		if code != exitOK {
-			t.Fatalf("dissect: exit %d: %s", code, stderr)
+		// No --hash-key: the capture records the run's.
+		stdout, stderr, code := runXdphash(t, nil, "dissect", "--format", "jsonl", file)
+		if code != exitOK || !strings.Contains(stderr, "hash_key="+kunitKey+` from="recorded in the capture"`) {
+			t.Fatalf("dissect: exit %d, does not say it hashed with the capture's key %s: %s", code, kunitKey, stderr)
 		}
 		return stdout
 	}())

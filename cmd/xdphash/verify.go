@@ -56,6 +56,9 @@ hash); all three share one partition, so a frame with a metadata tag must be
 in the flow of the same frame with the tag in line where the kernel says so.
 A --pcap frame written by xdphash run --write is checked as received with the
 metadata VLAN tag its comment records (vlan_tag=).
+xdphash's side hashes with --hash-key, else the key that a --pcap from xdphash
+run --write records in its section comment, else a random key; the last line
+says which (the partition does not depend on it, the printed hashes do).
 
 Each divergence is printed with both frames, what the kernel said, and the
 key fields in which xdphash's view of the two frames differs. The exit status is
@@ -79,7 +82,7 @@ CAP_NET_ADMIN.`,
 	f.StringVar(&opts.pcap, "pcap", "", "verify the frames of this pcap or pcapng file")
 	f.IntVar(&opts.count, "count", 0, "verify this many random mutations of the corpus's base frames")
 	f.Uint64Var(&opts.seed, "seed", 1, "seed of the random mutations")
-	f.Var(&opts.key, "hash-key", "SipHash key as 32 hex digits (default: a random key)")
+	f.Var(&opts.key, "hash-key", "SipHash key as 32 hex digits (default: the key a --pcap from xdphash run --write records, else a random key)")
 	f.IntVar(&opts.max, "max", 20, "print at most this many divergences")
 	f.Var(newChoiceFlag(&opts.path, pathSlow, pathFast), "path", "dissector implementation to verify")
 	opts.descent.register(f)
@@ -100,15 +103,29 @@ func runVerify(cmd *cobra.Command, log *slog.Logger, opts *verifyOptions, flow f
 		return err
 	}
 	defer oracle.Close()
-	if !policy.IsZero() {
-		return verifyDescent(cmd, oracle, opts, policy)
-	}
 
-	key := opts.key.key
-	if !opts.key.set {
-		key = hash.RandomKey()
+	var (
+		reader capture.Reader
+		name   string
+	)
+	if opts.pcap != "" {
+		var in io.ReadCloser
+		if in, name, err = openInput(cmd, opts.pcap); err != nil {
+			return err
+		}
+		defer in.Close()
+		if reader, err = capture.OpenEthernet(in, name); err != nil {
+			return err
+		}
 	}
-	ours := flow(key, opts.path)
+	key, err := captureKey(log, reader, name, opts.key)
+	if err != nil {
+		return err
+	}
+	if !policy.IsZero() {
+		return verifyDescent(cmd, oracle, opts, policy, reader, key)
+	}
+	ours := flow(key.key, opts.path)
 	out := bufio.NewWriter(cmd.OutOrStdout())
 	defer out.Flush()
 
@@ -170,7 +187,7 @@ func runVerify(cmd *cobra.Command, log *slog.Logger, opts *verifyOptions, flow f
 		divs, count = pairs.Divergences, pairs.Count
 	case opts.pcap != "":
 		p := verify.NewPartitioner(opts.max)
-		if err := pcapSamples(cmd, opts.pcap, taggedSample, p.Add); err != nil {
+		if err := pcapSamples(reader, name, taggedSample, p.Add); err != nil {
 			return err
 		}
 		r := p.Result()
@@ -203,8 +220,8 @@ func runVerify(cmd *cobra.Command, log *slog.Logger, opts *verifyOptions, flow f
 	if part != nil {
 		writeCollisions(out, part)
 	}
-	fmt.Fprintf(out, "verify: %d frames checked against kernel %s, %d refused by the test run, %d divergences (path %s)\n",
-		checked, kernel.Release(), refused, count, opts.path)
+	fmt.Fprintf(out, "verify: %d frames checked against kernel %s, %d refused by the test run, %d divergences (path %s, hash key %s)\n",
+		checked, kernel.Release(), refused, count, opts.path, key)
 	if count > 0 {
 		if err := out.Flush(); err != nil {
 			return err
@@ -236,16 +253,7 @@ func writeCollisions(out io.Writer, r *verify.PartitionResult) {
 // pcapSamples reads every frame of a capture, samples it, with the metadata
 // VLAN tag its comment from xdphash run --write records, if any, and hands
 // the sample to add, which must not keep its frame.
-func pcapSamples(cmd *cobra.Command, name string, sample func(string, []byte, dissect.VLANTag) (verify.Sample, bool), add func(verify.Sample)) error {
-	in, name, err := openInput(cmd, name)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	reader, err := capture.OpenEthernet(in, name)
-	if err != nil {
-		return err
-	}
+func pcapSamples(reader capture.Reader, name string, sample func(string, []byte, dissect.VLANTag) (verify.Sample, bool), add func(verify.Sample)) error {
 	for index := 0; ; index++ {
 		frame, info, tag, err := capture.ReadTagged(reader, dissect.VLANTag{})
 		if errors.Is(err, io.EOF) && info.CaptureLength == 0 {
@@ -265,12 +273,8 @@ func pcapSamples(cmd *cobra.Command, name string, sample func(string, []byte, di
 // of, its descended keys with the series' quirks undone against the running
 // kernel's hash of the decapsulated inner frame (verify.Descend), in one
 // partition.
-func verifyDescent(cmd *cobra.Command, oracle *kernel.HashOracle, opts *verifyOptions, policy dissect.Descent) error {
-	key := opts.key.key
-	if !opts.key.set {
-		key = hash.RandomKey()
-	}
-	h := hash.NewKernel(key)
+func verifyDescent(cmd *cobra.Command, oracle *kernel.HashOracle, opts *verifyOptions, policy dissect.Descent, reader capture.Reader, key hashKey) error {
+	h := hash.NewKernel(key.key)
 	p := verify.NewPartitioner(opts.max)
 	var per [dissect.NumTunnels]int
 	checked, refused := 0, 0
@@ -297,7 +301,7 @@ func verifyDescent(cmd *cobra.Command, oracle *kernel.HashOracle, opts *verifyOp
 		// A frame received with a metadata tag (a run --write comment) is
 		// not taken: the oracle's inner frame carries the outer tag.
 		var addErr error
-		err := pcapSamples(cmd, opts.pcap, func(name string, frame []byte, tag dissect.VLANTag) (verify.Sample, bool) {
+		err := pcapSamples(reader, opts.pcap, func(name string, frame []byte, tag dissect.VLANTag) (verify.Sample, bool) {
 			if !tag.IsZero() {
 				refused++
 			} else if err := add(name, bytes.Clone(frame)); err != nil && addErr == nil {

@@ -151,7 +151,7 @@ func TestDeviceHashAndQueue(t *testing.T) {
 	}
 	// eth0 counts a frame XDP could not hand to AF_XDP in its rx_dropped
 	// too; a frame left on an AF_XDP ring at the stop it delivered.
-	unreceived := a.KernelDrops["unreceived"]
+	unreceived := a.KernelDrops["rx_left_on_ring"]
 	if got := a.Received + unreceived + guestDrops; got != guestRx || kernelDrops-unreceived > guestDrops {
 		t.Errorf("accounting: %d received + %d left on the AF_XDP rings + %d guest drops (of which AF_XDP's %d) = %d, want the guest's %d",
 			a.Received, unreceived, guestDrops, kernelDrops-unreceived, got, guestRx)

@@ -230,7 +230,7 @@ func (s *AFXDP) ViaLink() bool { return s.viaLink }
 // waits, but hands out the frames the kernel already put on its RX ring, and
 // returns ErrClosed once the ring is empty, or once it has handed out a
 // ring's worth of frames since Stop (the kernel may keep filling it). Frames
-// still on a ring at Close are counted as unreceived (QueueStats.Unreceived).
+// still on a ring at Close are counted as left on the ring (QueueStats.RxLeftOnRing).
 // Close still undoes the setup. Stop is safe to call more than once, from any
 // goroutine, and after Close (it then does nothing).
 func (s *AFXDP) Stop() {
@@ -285,7 +285,7 @@ func (q *afxdpQueue) close() error {
 	q.statsMu.Lock()
 	defer q.statsMu.Unlock()
 	st := q.liveStats()
-	st.Unreceived = uint64(q.xsk.Pending())
+	st.RxLeftOnRing = uint64(q.xsk.Pending())
 	q.final = &st
 	q.shut = true
 	if q.holding {

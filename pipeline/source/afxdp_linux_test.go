@@ -486,8 +486,8 @@ func TestAFXDPStopTakesTheRing(t *testing.T) {
 			t.Fatal(err)
 		}
 		st := q.Stats()
-		if st.Frames != 8 || st.Unreceived != uint64(len(frames)-8) || st.KernelDrops() != st.Unreceived {
-			t.Errorf("after Close: %d handed out, %d unreceived, %d dropped in all; want 8, %d, %d", st.Frames, st.Unreceived, st.KernelDrops(), len(frames)-8, len(frames)-8)
+		if st.Frames != 8 || st.RxLeftOnRing != uint64(len(frames)-8) || st.KernelDrops() != st.RxLeftOnRing || st.Unreceived != 0 {
+			t.Errorf("after Close: %d handed out, %d left on the ring, %d dropped in all, %d unreceived; want 8, %d, %d, 0", st.Frames, st.RxLeftOnRing, st.KernelDrops(), st.Unreceived, len(frames)-8, len(frames)-8)
 		}
 	})
 }

@@ -32,12 +32,13 @@ const initialFrameBytes = 2048
 // (a capture's reader, or a stage that spreads one stream over queues as a
 // NIC's RSS does), fills frame by frame: Add copies a frame into the pending
 // batch of the queue it names, and each queue's Receive takes the next ready
-// batch. Without a free batch, a live Fanout drops the frame (counted as
-// RxRingFull, as a NIC drops on a full RX ring); otherwise the filler waits.
+// batch. Without a free batch the filler waits, or, in a Fanout made to
+// drop, drops the frame (counted as ReplayRingFull, as a NIC drops on a full
+// RX ring).
 // Nothing is allocated per frame once the batches' arenas have grown.
 type Fanout struct {
 	queues     []*fanoutQueue
-	live       bool
+	drop       bool          // drop a frame that finds no free batch, rather than wait
 	batchBytes int           // the most bytes of frames a batch's arena holds, but for one longer frame
 	batch      int           // the most frames of a batch
 	done       chan struct{} // closed by Close
@@ -75,9 +76,10 @@ type fanoutBatch struct {
 }
 
 // NewFanout returns queues virtual queues (at least 1) of batches of up to
-// batch frames; live makes it drop rather than wait.
-func NewFanout(queues, batch int, live bool) *Fanout {
-	f := &Fanout{live: live, done: make(chan struct{})}
+// batch frames; drop makes it drop a frame that finds no free batch rather
+// than wait for the receive loop to free one.
+func NewFanout(queues, batch int, drop bool) *Fanout {
+	f := &Fanout{drop: drop, done: make(chan struct{})}
 	f.batchBytes = max(MaxFanoutMemory/(max(queues, 1)*fanoutBatches), minBatchBytes)
 	f.batch = max(batch, 1)
 	for i := range max(queues, 1) {
@@ -136,7 +138,7 @@ func (f *Fanout) closed() bool { return isClosed(f.done) }
 
 func (q *fanoutQueue) add(data []byte, wireLen int, at int64, meta *kernel.XDPMetadata) bool {
 	if q.pending == nil {
-		if q.fan.live {
+		if q.fan.drop {
 			select {
 			case q.pending = <-q.free:
 			case <-q.fan.done:
@@ -248,7 +250,7 @@ func (q *fanoutQueue) Receive(b *Batch) error {
 // and one the filler was adding when Close came): with those, every frame
 // the filler added is counted.
 func (q *fanoutQueue) Stats() QueueStats {
-	st := QueueStats{Frames: q.frames.Load(), Bytes: q.bytes.Load(), RxRingFull: q.dropped.Load()}
+	st := QueueStats{Frames: q.frames.Load(), Bytes: q.bytes.Load(), ReplayRingFull: q.dropped.Load()}
 	if q.fan.closed() {
 		readied := q.readied.Load()
 		st.Unreceived = readied - min(st.Frames, readied) + q.abandoned.Load()

@@ -7,7 +7,7 @@ import (
 
 // TestFanoutMemoryBound: a batch of 16384 jumbo frames would hold 147 MB,
 // four of them per queue; the Fanout hands a batch out at its share of
-// MaxFanoutMemory instead, so a live Fanout that nothing drains holds at
+// MaxFanoutMemory instead, so a dropping Fanout that nothing drains holds at
 // most that much and drops the rest.
 func TestFanoutMemoryBound(t *testing.T) {
 	const frames, size = 20000, 9000
@@ -24,7 +24,7 @@ func TestFanoutMemoryBound(t *testing.T) {
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	st := f.queues[0].Stats()
-	if st.RxRingFull == 0 {
+	if st.ReplayRingFull == 0 {
 		t.Errorf("all %d frames of %d bytes held in 4 batches, want drops past %d MB", frames, size, MaxFanoutMemory>>20)
 	}
 	// The batches' arenas, and the frames' lists.

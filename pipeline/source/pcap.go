@@ -13,14 +13,23 @@ type PcapConfig struct {
 	Batch  int
 	Replay Replay
 	// Clock, when set, makes the replay live: frames are handed out at the
-	// Replay pace on this clock and stamped with it, and when the receive
-	// loop falls behind frames are dropped (counted as RxRingFull) as a
-	// NIC's full RX ring would. Nil makes it virtual: nothing waits, no
-	// frame is dropped, and the arrival stamps are the capture's times from
-	// its first frame (ReplayMax, ReplayRecorded) or the k-th frame's
-	// k/PPS (ReplayRate).
+	// Replay pace on this clock and stamped with it; when the receive loop
+	// falls behind, the replay waits for it and catches up after, handing
+	// out what is overdue at once, as tcpreplay does: every frame is
+	// received. Nil makes it virtual: nothing waits, no frame is dropped,
+	// and the arrival stamps are the capture's times from its first frame
+	// (ReplayMax, ReplayRecorded) or the k-th frame's k/PPS (ReplayRate).
 	Clock Clock
+	// DropBehind, with Clock, drops the frames that find the receive
+	// loop's ring of batches full, as a NIC drops on a full RX ring,
+	// rather than wait (counted as ReplayRingFull): the model of a
+	// receiver that cannot slow its sender.
+	DropBehind bool
 }
+
+// Drops reports whether the replay drops rather than waits for a receive
+// loop that is behind (DropBehind, live).
+func (cfg PcapConfig) Drops() bool { return cfg.Clock != nil && cfg.DropBehind }
 
 // pcapSource hands out a capture's frames on one queue. One goroutine reads
 // the file (a CaptureReplay) and copies the frames into batches (a Fanout
@@ -55,7 +64,7 @@ func NewPcap(r io.Reader, name string, cfg PcapConfig) (Source, error) {
 }
 
 func newPcapSource(cfg PcapConfig) *pcapSource {
-	return &pcapSource{fan: NewFanout(1, cfg.BatchSize(), cfg.Clock != nil), readerDone: make(chan struct{})}
+	return &pcapSource{fan: NewFanout(1, cfg.BatchSize(), cfg.Drops()), readerDone: make(chan struct{})}
 }
 
 // BatchSize is Batch, or its default.

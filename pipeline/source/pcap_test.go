@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -139,13 +140,14 @@ func TestPcapRecordedPace(t *testing.T) {
 	}
 }
 
-// TestPcapLiveDrops replays at 10 Mpps to a queue that takes nothing for a
-// while: the frames without a free batch are dropped and counted, as a NIC
-// drops on a full RX ring.
+// TestPcapLiveDrops replays at 10 Mpps, asked to drop (DropBehind), to a
+// queue that takes nothing for a while: the frames without a free batch are
+// dropped and counted as the replay's, not the kernel's, as a NIC drops on
+// a full RX ring.
 func TestPcapLiveDrops(t *testing.T) {
 	const n = 2000
 	src, err := NewPcap(bytes.NewReader(testCapture(t, n, 0, layers.LinkTypeEthernet)), "test.pcap", PcapConfig{
-		Batch: 8, Replay: Replay{Mode: ReplayRate, PPS: 1e7}, Clock: WallClock(),
+		Batch: 8, Replay: Replay{Mode: ReplayRate, PPS: 1e7}, Clock: WallClock(), DropBehind: true,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -154,8 +156,39 @@ func TestPcapLiveDrops(t *testing.T) {
 	<-src.(*pcapSource).readerDone // the replay is over
 	got := receiveAll(t, src, io.EOF)
 	st := src.Queues()[0].Stats()
-	if st.RxRingFull == 0 || uint64(len(got)) != st.Frames || st.Frames+st.RxRingFull != n || st.KernelDrops() != st.RxRingFull {
-		t.Errorf("handedOut %d, stats %+v: want drops, adding up to %d", len(got), st, n)
+	if st.ReplayRingFull == 0 || uint64(len(got)) != st.Frames || st.Frames+st.ReplayRingFull != n || st.KernelDrops() != 0 || st.ReplayDrops() != st.ReplayRingFull {
+		t.Errorf("handedOut %d, stats %+v: want the replay's drops, none of the kernel's, adding up to %d", len(got), st, n)
+	}
+}
+
+// behindClock is a clock that runs a second ahead at each reading: every
+// frame of a paced replay is overdue, as for a receive loop always behind.
+func behindClock() Clock {
+	var now atomic.Int64
+	return func() int64 { return now.Add(int64(time.Second)) }
+}
+
+// TestPcapLiveWaits: a live replay at the recorded pace that its receive
+// loop is always behind waits for the loop by default, and every frame of
+// the file is received, in order: none dropped.
+func TestPcapLiveWaits(t *testing.T) {
+	const n = 2000
+	src, err := NewPcap(bytes.NewReader(testCapture(t, n, 0, layers.LinkTypeEthernet)), "test.pcap", PcapConfig{
+		Batch: 8, Replay: Replay{Mode: ReplayRecorded}, Clock: behindClock(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	got := receiveAll(t, src, io.EOF)
+	st := src.Queues()[0].Stats()
+	if len(got) != n || st.Frames != n || st.LostBeforeLoop() != 0 {
+		t.Fatalf("handed out %d of %d frames, stats %+v: want all, none dropped", len(got), n, st)
+	}
+	for i, h := range got {
+		if !bytes.Equal(h.frame, testFrame(i)) {
+			t.Fatalf("frame %d handed out is not the file's frame %d", i, i)
+		}
 	}
 }
 

@@ -114,18 +114,37 @@ type QueueStats struct {
 	FillRingEmpty  uint64 `json:"fill_ring_empty"`  // times the fill ring had no frame for the kernel
 	TxInvalidDescs uint64 `json:"tx_invalid_descs"` // (transmit side, unused here)
 	TxRingEmpty    uint64 `json:"tx_ring_empty"`    // (transmit side, unused here)
+	// ReplayRingFull is the frames a capture replay dropped because the
+	// queue's receive loop fell behind the replay's pace and its ring of
+	// batches was full: only a replay asked to drop (--replay-drops, the
+	// model of a NIC's full RX ring) does; no kernel is involved.
+	ReplayRingFull uint64 `json:"replay_ring_full"`
 	// Unreceived is the frames a capture replay read and queued that no
 	// receive loop took before the run stopped (the ready batches left when
 	// the source was closed).
 	Unreceived uint64 `json:"unreceived"`
+	// RxLeftOnRing is the frames the kernel had put on the AF_XDP RX ring
+	// that were still there when the source closed: the receive loops take
+	// what their rings hold when a run stops (up to one ring's worth), so
+	// only a ring refilled faster than that leaves any.
+	RxLeftOnRing uint64 `json:"rx_left_on_ring"`
 }
 
-// KernelDrops is the frames lost before the queue's receive loop took them:
-// the kernel's drops (a capture replay's modelled ones) and the frames
-// left unreceived when the run stopped.
+// KernelDrops is the kernel's drops before the queue's receive loop took
+// the frames: AF_XDP's XDP_STATISTICS, and the frames left on the RX ring
+// at the stop.
 func (s QueueStats) KernelDrops() uint64 {
-	return s.RxDropped + s.RxInvalidDescs + s.RxRingFull + s.Unreceived
+	return s.RxDropped + s.RxInvalidDescs + s.RxRingFull + s.RxLeftOnRing
 }
+
+// ReplayDrops is a capture replay's drops before the queue's receive loop
+// took the frames: its full ring, and the frames left unreceived when the
+// run stopped.
+func (s QueueStats) ReplayDrops() uint64 { return s.ReplayRingFull + s.Unreceived }
+
+// LostBeforeLoop is every frame lost before the queue's receive loop took
+// it: the kernel's drops and a capture replay's.
+func (s QueueStats) LostBeforeLoop() uint64 { return s.KernelDrops() + s.ReplayDrops() }
 
 // Clock is nanoseconds since an arbitrary origin.
 type Clock func() int64
