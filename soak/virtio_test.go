@@ -9,9 +9,9 @@ import (
 // The guest's eth0 counts a frame XDP could not hand to AF_XDP in its own
 // rx_dropped as well as in XDP_STATISTICS: the check counts it once.
 func TestCheckVirtioAccounting(t *testing.T) {
-	st := func(received, ringFull, unreceived uint64) *runstats.RunStats {
+	st := func(received, ringFull, leftOnRing uint64) *runstats.RunStats {
 		return &runstats.RunStats{
-			Queues:     []runstats.QueueReport{{Stats: runstats.QueueStats{RxRingFull: ringFull, Unreceived: unreceived}}},
+			Queues:     []runstats.QueueReport{{Stats: runstats.QueueStats{RxRingFull: ringFull, RxLeftOnRing: leftOnRing}}},
 			Accounting: runstats.Accounting{Received: received, Processed: received, Balanced: true},
 		}
 	}
