@@ -23,7 +23,7 @@ import (
 
 // TestSoakVirtio runs the soak in the virtio lab with the corpus's frames
 // as a capture (--pcap: every shape the dissector knows, mutations,
-// truncations), 4 queue pairs, at up to 10 kpps for 5 s, and every check
+// truncations), 4 queue pairs, at up to 10 kpps for 8 s, and every check
 // must pass: the guest's run (ended as asked, exit 0), the accounting from
 // the generator to the engine, the sampled frames' hash and worker
 // recomputed here, the guest run's memory and goroutines, and, for every
