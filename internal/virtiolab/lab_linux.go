@@ -307,9 +307,20 @@ func (l *Lab) WaitReady() error {
 	case <-l.ready:
 		return nil
 	case <-l.exited:
+		if tail := l.console.tail(); strings.Contains(tail, "Kernel panic") {
+			return fmt.Errorf("virtio lab: %w before the guest was ready; console (%s) ends:\n%s",
+				ErrGuestPanicked, filepath.Join(l.Dir, "console.log"), tail)
+		}
 		return l.guestError("the guest ended before it was ready")
 	}
 }
+
+// ErrGuestPanicked is WaitReady's error when the guest's kernel panicked
+// before the receiving step was ready: under TCG on a loaded host the
+// emulation now and then faults in the guest's own boot (a timer check, a
+// code patch in flight), before xdphash runs in it. A caller may boot once
+// more; the console's tail is in the error.
+var ErrGuestPanicked = errors.New("the guest kernel panicked")
 
 // Stop tells the guest's receiving step that the traffic is over: frames
 // is how many the host put into the tap, which the guest waits to see on

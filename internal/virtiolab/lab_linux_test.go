@@ -385,9 +385,9 @@ func bootAndSend(t *testing.T, k virtiolab.Kernel, bin string, sent uint64) (*vi
 
 // withStallRetry runs attempt, and once more when the guest stopped taking
 // frames altogether (kernel.ErrReceiverStalled: QEMU's software RSS under
-// TCG now and then stops reading the tap, docs/virtio-lab.md), with the
-// stalled guest's console tail in the log. Any other error, or a second
-// stall, fails the test.
+// TCG now and then stops reading the tap, docs/virtio-lab.md) or its kernel
+// panicked in its boot (virtiolab.ErrGuestPanicked), with the console tail
+// in the log. Any other error, or a second failure, fails the test.
 func withStallRetry(t *testing.T, attempt func() (*virtiolab.Lab, pktgen.Report, error)) (*virtiolab.Lab, pktgen.Report) {
 	t.Helper()
 	for try := 1; ; try++ {
@@ -395,12 +395,18 @@ func withStallRetry(t *testing.T, attempt func() (*virtiolab.Lab, pktgen.Report,
 		if err == nil {
 			return l, rep
 		}
-		if !errors.Is(err, kernel.ErrReceiverStalled) || try == 2 {
+		if !retryable(err) || try == 2 {
 			t.Fatal(err)
 		}
-		t.Logf("attempt %d: the guest stopped taking frames after %d; booting it again once: %v", try, rep.Frames, err)
+		t.Logf("attempt %d: the guest stopped taking frames after %d, or did not boot; booting it again once: %v", try, rep.Frames, err)
 		if l != nil {
 			l.Close()
 		}
 	}
+}
+
+// retryable reports whether err is an emulation failure a lab test boots
+// again for once: a stalled receiver or a guest kernel panic in its boot.
+func retryable(err error) bool {
+	return errors.Is(err, kernel.ErrReceiverStalled) || errors.Is(err, virtiolab.ErrGuestPanicked)
 }
