@@ -197,6 +197,9 @@ func Dissect(opt Options) Report {
 	}
 	var declines []declineCells
 	for s := range dissect.NumShapes {
+		if _, tunnel := s.Tunnel(); tunnel {
+			continue // declines only under a descent policy
+		}
 		miss, ok := dissect.NearMissFrame(s)
 		if !ok {
 			rep.Whole = append(rep.Whole, s.String())

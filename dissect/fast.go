@@ -745,3 +745,120 @@ func declinedPath(keys *FlowKeys, frame []byte, d *Dissector, s Shape) (bool, Pa
 	}
 	return walk(keys, frame, d.flags, d.resumeAt.proto, d.resumeAt.nhoff, d.resumeAt.at), PathSlow
 }
+
+// The tunnel shapes' offsets: the outer UDP header behind an IPv4 header
+// without options, the tunnel header behind it, and the inner IP header.
+const (
+	tunUDPOff     = EthernetHdrLen + ipv4MinHdrLen
+	tunHdrOff     = tunUDPOff + udpHdrLen
+	vxlanInnerOff = tunHdrOff + vxlanHdrLen + EthernetHdrLen
+	gtpuInnerOff  = tunHdrOff + gtp1HdrLen
+)
+
+// outerUDP4 says whether f (at least tunHdrOff long) starts with Ethernet,
+// IPv4 without options or fragmentation, and UDP to port: the outer headers
+// of the tunnel shapes.
+func outerUDP4(f []byte, port uint16) bool {
+	b := (*[tunHdrOff]byte)(f)
+	return uint16(b[12])|uint16(b[13])<<8 == basicIPv4 && b[EthernetHdrLen+ipv4VerIHL]&0x0f == 5 &&
+		(uint16(b[EthernetHdrLen+ipv4FragOff])|uint16(b[EthernetHdrLen+ipv4FragOff+1])<<8)&fragMask == 0 &&
+		b[EthernetHdrLen+ipv4Protocol] == ipProtoUDP && binary.BigEndian.Uint16(b[tunUDPOff+2:]) == port
+}
+
+// fastVXLAN is the vxlan shape under the policy desc, which enters VXLAN:
+// Ethernet, IPv4 without options or fragmentation, UDP to 4789, a VXLAN
+// header with only the VNI flag, an untagged inner Ethernet header of IPv4
+// or IPv6, then TCP or UDP (see innerL4). The keys are the slow path's
+// after the descent: the inner flow's, with FLOW_DIS_ENCAPSULATION.
+func fastVXLAN(keys *FlowKeys, f []byte, desc *Descent) bool {
+	if len(f) < vxlanInnerOff+ipv4MinHdrLen+portsLen || !desc.tunnels.Has(TunnelVXLAN) || !outerUDP4(f, portVXLAN) ||
+		binary.BigEndian.Uint32(f[tunHdrOff:]) != vxlanFlagsVNI {
+		return false
+	}
+	return innerL4(keys, f, vxlanInnerOff, binary.LittleEndian.Uint16(f[vxlanInnerOff-2:]), desc)
+}
+
+// fastGTPU is the gtpu shape under the policy desc, which enters GTP-U:
+// Ethernet, IPv4 without options or fragmentation, UDP to 2152, a GTPv1-U
+// G-PDU header without sequence, N-PDU or extension header (8 bytes), then
+// IPv4 or IPv6 by its version nibble and TCP or UDP (see innerL4).
+func fastGTPU(keys *FlowKeys, f []byte, desc *Descent) bool {
+	if len(f) < gtpuInnerOff+ipv4MinHdrLen+portsLen || !desc.tunnels.Has(TunnelGTPU) || !outerUDP4(f, portGTPU) {
+		return false
+	}
+	h := (*[gtp1HdrLen + 1]byte)(f[tunHdrOff:])
+	if h[0]>>5 != 1 || h[0]&0x10 == 0 || h[0]&0x07 != 0 || h[1] != gtpMsgGPDU {
+		return false
+	}
+	switch h[gtp1HdrLen] >> 4 {
+	case 4:
+		return innerL4(keys, f, gtpuInnerOff, basicIPv4, desc)
+	case 6:
+		return innerL4(keys, f, gtpuInnerOff, basicIPv6, desc)
+	}
+	return false
+}
+
+// innerL4 is the tail of the tunnel shapes: the inner IP header at off (of
+// ethertype etype, as it lies, read little-endian) one descent deep, as
+// fastL3 takes it, but declined where the slow path under desc does more:
+// an inner IPv6 header with a flow label (the dissection stops there with
+// the outer UDP ports in the keys) and an inner UDP header the policy
+// enters too.
+func innerL4(keys *FlowKeys, f []byte, off int, etype uint16, desc *Descent) bool {
+	switch etype {
+	case basicIPv4:
+		if off < 0 || off > len(f)-(ipv4MinHdrLen+portsLen) {
+			return false
+		}
+		b := (*[ipv4MinHdrLen + portsLen]byte)(f[off:])
+		if b[ipv4Protocol] == ipProtoUDP {
+			if _, _, _, enters := desc.udpEncap(f, off+ipv4MinHdrLen, true); enters {
+				return false
+			}
+		}
+		return l4IPv4(keys, b, control(off+ipv4MinHdrLen, FlagEncapsulation), 0, 0)
+	case basicIPv6:
+		if off < 0 || off > len(f)-(ipv6HdrLen+portsLen) {
+			return false
+		}
+		b := (*[ipv6HdrLen + portsLen]byte)(f[off:])
+		if binary.BigEndian.Uint32(b[0:])&ipv6LabelMask != 0 {
+			return false
+		}
+		if b[ipv6NextHeader] == ipProtoUDP {
+			if _, _, _, enters := desc.udpEncap(f, off+ipv6HdrLen, false); enters {
+				return false
+			}
+		}
+		return l4IPv6(keys, b, control(off+ipv6HdrLen, FlagEncapsulation), 0, 0)
+	}
+	return false
+}
+
+// tunnelUDPPath takes the frames of tunnel shape s's class under a
+// descending Dissector's policy (divertedPath): s's fast path when its gate
+// is open, which counts the descent as the slow path does, or the slow path
+// under the policy.
+func tunnelUDPPath(keys *FlowKeys, frame []byte, d *Dissector, s Shape) (bool, Path) {
+	if d.divert&divertTick != 0 {
+		d.auto.tick(d)
+	}
+	if d.open.Has(s) {
+		var hit bool
+		t := TunnelVXLAN
+		if s == ShapeVXLAN {
+			hit = fastVXLAN(keys, frame, &d.desc.Descent)
+		} else {
+			t, hit = TunnelGTPU, fastGTPU(keys, frame, &d.desc.Descent)
+		}
+		if hit {
+			d.counters.Shape[s].Fast++
+			d.desc.descended[t]++
+			return true, FastPath(s)
+		}
+		d.counters.Shape[s].Declined++
+	}
+	d.counters.Shape[s].Slow++
+	return dissectWith(keys, frame, EthProtocol(frame), EthernetHdrLen, d.flags, d.desc), PathSlow
+}

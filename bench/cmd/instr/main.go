@@ -284,6 +284,9 @@ type near struct {
 func nearMisses() []near {
 	var ns []near
 	for s := range dissect.NumShapes {
+		if _, tunnel := s.Tunnel(); tunnel {
+			continue // measured under its policy, in the descent's table
+		}
 		if f, ok := dissect.NearMissFrame(s); ok {
 			ns = append(ns, near{s, f})
 		}
