@@ -361,8 +361,25 @@ func divertedPath(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
 	if d.divert&divertDescent == 0 {
 		return classPath(keys, frame, d)
 	}
-	if s, ok := d.desc.tunnelShape(frame); ok {
-		return tunnelUDPPath(keys, frame, d, s)
+	if d.desc.tunnels&(1<<TunnelVXLAN|1<<TunnelGTPU) != 0 {
+		// The tunnel shapes' classes (tunnelShape), for an IPv4 header
+		// without options read here, with constant offsets.
+		if b := frame; len(b) >= ethIPv4Len && (uint32(b[12])|uint32(b[13])<<8|uint32(b[14])<<16)&typeIHLMask == typeIHL5 {
+			if b[EthernetHdrLen+ipv4Protocol] == ipProtoUDP {
+				switch uint16(b[tunUDPOff+2])<<8 | uint16(b[tunUDPOff+3]) {
+				case portVXLAN:
+					if d.desc.tunnels.Has(TunnelVXLAN) {
+						return vxlanPath(keys, frame, d)
+					}
+				case portGTPU:
+					if d.desc.tunnels.Has(TunnelGTPU) {
+						return gtpuPath(keys, frame, d)
+					}
+				}
+			}
+		} else if s, ok := d.desc.tunnelShape(frame); ok {
+			return tunnelUDPPath(keys, frame, d, s)
+		}
 	}
 	d.divert &^= divertDescent
 	ok, p := dispatch(keys, frame, d)

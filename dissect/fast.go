@@ -812,10 +812,8 @@ func innerL4(keys *FlowKeys, f []byte, off int, etype uint16, desc *Descent) boo
 			return false
 		}
 		b := (*[ipv4MinHdrLen + portsLen]byte)(f[off:])
-		if b[ipv4Protocol] == ipProtoUDP {
-			if _, _, _, enters := desc.udpEncap(f, off+ipv4MinHdrLen, true); enters {
-				return false
-			}
+		if b[ipv4Protocol] == ipProtoUDP && desc.enters(f, off+ipv4MinHdrLen, true) {
+			return false
 		}
 		return l4IPv4(keys, b, control(off+ipv4MinHdrLen, FlagEncapsulation), 0, 0)
 	case basicIPv6:
@@ -826,10 +824,8 @@ func innerL4(keys *FlowKeys, f []byte, off int, etype uint16, desc *Descent) boo
 		if binary.BigEndian.Uint32(b[0:])&ipv6LabelMask != 0 {
 			return false
 		}
-		if b[ipv6NextHeader] == ipProtoUDP {
-			if _, _, _, enters := desc.udpEncap(f, off+ipv6HdrLen, false); enters {
-				return false
-			}
+		if b[ipv6NextHeader] == ipProtoUDP && desc.enters(f, off+ipv6HdrLen, false) {
+			return false
 		}
 		return l4IPv6(keys, b, control(off+ipv6HdrLen, FlagEncapsulation), 0, 0)
 	}
@@ -837,8 +833,9 @@ func innerL4(keys *FlowKeys, f []byte, off int, etype uint16, desc *Descent) boo
 }
 
 // tunnelUDPPath takes the frames of tunnel shape s's class under a
-// descending Dissector's policy (divertedPath): s's fast path when its gate
-// is open, which counts the descent as the slow path does, or the slow path
+// descending Dissector's policy that vxlanPath and gtpuPath do not (an outer
+// IPv4 header with options, a frame too short for it): s's fast path, which
+// declines them, when its gate is open, which counts the descent as the slow path does, or the slow path
 // under the policy.
 func tunnelUDPPath(keys *FlowKeys, frame []byte, d *Dissector, s Shape) (bool, Path) {
 	if d.divert&divertTick != 0 {
@@ -861,4 +858,82 @@ func tunnelUDPPath(keys *FlowKeys, frame []byte, d *Dissector, s Shape) (bool, P
 	}
 	d.counters.Shape[s].Slow++
 	return dissectWith(keys, frame, EthProtocol(frame), EthernetHdrLen, d.flags, d.desc), PathSlow
+}
+
+// vxlanPath takes the frames of the vxlan class with an IPv4 header without
+// options (divertedPath has read it, its protocol and port): fastVXLAN's
+// steps with innerL4's written out for constant offsets, then the slow path
+// under the policy on a decline or a closed gate.
+func vxlanPath(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
+	if d.divert&divertTick != 0 {
+		d.auto.tick(d)
+	}
+	if d.open.Has(ShapeVXLAN) && len(frame) >= vxlanInnerOff+ipv4MinHdrLen+portsLen {
+		b := (*[vxlanInnerOff + ipv4MinHdrLen + portsLen]byte)(frame)
+		if (uint16(b[EthernetHdrLen+ipv4FragOff])|uint16(b[EthernetHdrLen+ipv4FragOff+1])<<8)&fragMask == 0 &&
+			binary.BigEndian.Uint32(b[tunHdrOff:]) == vxlanFlagsVNI {
+			switch uint16(b[vxlanInnerOff-2]) | uint16(b[vxlanInnerOff-1])<<8 {
+			case basicIPv4:
+				h := (*[ipv4MinHdrLen + portsLen]byte)(b[vxlanInnerOff:])
+				if (h[ipv4Protocol] != ipProtoUDP || !d.desc.enters(frame, vxlanInnerOff+ipv4MinHdrLen, true)) &&
+					l4IPv4(keys, h, control(vxlanInnerOff+ipv4MinHdrLen, FlagEncapsulation), 0, 0) {
+					d.counters.Shape[ShapeVXLAN].Fast++
+					d.desc.descended[TunnelVXLAN]++
+					return true, FastPath(ShapeVXLAN)
+				}
+			case basicIPv6:
+				if len(frame) >= vxlanInnerOff+ipv6HdrLen+portsLen {
+					h := (*[ipv6HdrLen + portsLen]byte)(frame[vxlanInnerOff:])
+					if binary.BigEndian.Uint32(h[0:])&ipv6LabelMask == 0 &&
+						(h[ipv6NextHeader] != ipProtoUDP || !d.desc.enters(frame, vxlanInnerOff+ipv6HdrLen, false)) &&
+						l4IPv6(keys, h, control(vxlanInnerOff+ipv6HdrLen, FlagEncapsulation), 0, 0) {
+						d.counters.Shape[ShapeVXLAN].Fast++
+						d.desc.descended[TunnelVXLAN]++
+						return true, FastPath(ShapeVXLAN)
+					}
+				}
+			}
+		}
+		d.counters.Shape[ShapeVXLAN].Declined++
+	}
+	d.counters.Shape[ShapeVXLAN].Slow++
+	return dissectWith(keys, frame, EtherTypeIPv4, EthernetHdrLen, d.flags, d.desc), PathSlow
+}
+
+// gtpuPath is vxlanPath for the frames of the gtpu class: fastGTPU's steps.
+func gtpuPath(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
+	if d.divert&divertTick != 0 {
+		d.auto.tick(d)
+	}
+	if d.open.Has(ShapeGTPU) && len(frame) >= gtpuInnerOff+ipv4MinHdrLen+portsLen {
+		b := (*[gtpuInnerOff + ipv4MinHdrLen + portsLen]byte)(frame)
+		g := b[tunHdrOff]
+		if (uint16(b[EthernetHdrLen+ipv4FragOff])|uint16(b[EthernetHdrLen+ipv4FragOff+1])<<8)&fragMask == 0 &&
+			g>>5 == 1 && g&0x10 != 0 && g&0x07 == 0 && b[tunHdrOff+1] == gtpMsgGPDU {
+			switch b[gtpuInnerOff] >> 4 {
+			case 4:
+				h := (*[ipv4MinHdrLen + portsLen]byte)(b[gtpuInnerOff:])
+				if (h[ipv4Protocol] != ipProtoUDP || !d.desc.enters(frame, gtpuInnerOff+ipv4MinHdrLen, true)) &&
+					l4IPv4(keys, h, control(gtpuInnerOff+ipv4MinHdrLen, FlagEncapsulation), 0, 0) {
+					d.counters.Shape[ShapeGTPU].Fast++
+					d.desc.descended[TunnelGTPU]++
+					return true, FastPath(ShapeGTPU)
+				}
+			case 6:
+				if len(frame) >= gtpuInnerOff+ipv6HdrLen+portsLen {
+					h := (*[ipv6HdrLen + portsLen]byte)(frame[gtpuInnerOff:])
+					if binary.BigEndian.Uint32(h[0:])&ipv6LabelMask == 0 &&
+						(h[ipv6NextHeader] != ipProtoUDP || !d.desc.enters(frame, gtpuInnerOff+ipv6HdrLen, false)) &&
+						l4IPv6(keys, h, control(gtpuInnerOff+ipv6HdrLen, FlagEncapsulation), 0, 0) {
+						d.counters.Shape[ShapeGTPU].Fast++
+						d.desc.descended[TunnelGTPU]++
+						return true, FastPath(ShapeGTPU)
+					}
+				}
+			}
+		}
+		d.counters.Shape[ShapeGTPU].Declined++
+	}
+	d.counters.Shape[ShapeGTPU].Slow++
+	return dissectWith(keys, frame, EtherTypeIPv4, EthernetHdrLen, d.flags, d.desc), PathSlow
 }
