@@ -361,10 +361,11 @@ func divertedPath(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
 	if d.divert&divertDescent == 0 {
 		return classPath(keys, frame, d)
 	}
-	if d.desc.tunnels&(1<<TunnelVXLAN|1<<TunnelGTPU) != 0 {
+	if b := frame; d.desc.tunnels&(1<<TunnelVXLAN|1<<TunnelGTPU) != 0 && len(b) >= ethIPv4Len && uint16(b[12])|uint16(b[13])<<8 == basicIPv4 {
 		// The tunnel shapes' classes (tunnelShape), for an IPv4 header
-		// without options read here, with constant offsets.
-		if b := frame; len(b) >= ethIPv4Len && (uint32(b[12])|uint32(b[13])<<8|uint32(b[14])<<16)&typeIHLMask == typeIHL5 {
+		// without options read here, with constant offsets; a frame too
+		// short for them is of none.
+		if b[EthernetHdrLen+ipv4VerIHL]&0x0f == 5 {
 			if b[EthernetHdrLen+ipv4Protocol] == ipProtoUDP {
 				switch uint16(b[tunUDPOff+2])<<8 | uint16(b[tunUDPOff+3]) {
 				case portVXLAN:
