@@ -294,11 +294,13 @@ func TestTunnelFastPaths(t *testing.T) {
 				tc{"gtpu/" + inner.name + "/" + l4.name, gtpuFrame(inner.ip, l4.l), dissect.ShapeGTPU, true})
 		}
 	}
-	opts := in4
-	opts.Options = []byte{1, 1, 1, 1}
+	opts, outOpts := in4, out4
+	opts.Options, outOpts.Options = []byte{1, 1, 1, 1}, []byte{1, 1, 1, 1}
 	tests = append(tests,
 		tc{"vxlan/gbp", corpus.Stack(corpus.Ethernet{}, out4, corpus.UDP{Src: 1, Dst: 4789}, corpus.VXLAN{Flags: corpus.VXLANFlagVNI | 0x80, VNI: 1}, teb, in4, innerTCP), dissect.ShapeVXLAN, false},
 		tc{"vxlan/inner-options", vxlanFrame(opts, innerTCP), dissect.ShapeVXLAN, false},
+		tc{"vxlan/outer-options", corpus.Stack(corpus.Ethernet{}, outOpts, corpus.UDP{Src: 1, Dst: 4789}, corpus.VXLAN{Flags: corpus.VXLANFlagVNI, VNI: 1}, teb, in4, innerTCP), dissect.ShapeVXLAN, false},
+		tc{"gtpu/outer-options", corpus.Stack(corpus.Ethernet{}, outOpts, corpus.UDP{Src: 2152, Dst: 2152}, corpus.GTPU{TEID: 7}, in6, innerTCP), dissect.ShapeGTPU, false},
 		tc{"vxlan/inner-label", vxlanFrame(labelled, innerTCP), dissect.ShapeVXLAN, false},
 		tc{"vxlan/in-vxlan", vxlanFrame(out4, corpus.UDP{Src: 2, Dst: 4789}, corpus.VXLAN{Flags: corpus.VXLANFlagVNI, VNI: 2}, teb, in4, innerTCP), dissect.ShapeVXLAN, false},
 		tc{"gtpu/seq", corpus.Stack(corpus.Ethernet{}, out4, corpus.UDP{Src: 2152, Dst: 2152}, corpus.GTPU{TEID: 7, Flags: corpus.GTPFlagsV1 | corpus.GTPFlagS}, in4, innerTCP), dissect.ShapeGTPU, false},
@@ -336,6 +338,9 @@ func TestTunnelFastPaths(t *testing.T) {
 		// Without a policy the frame is eth_ip's, to its outer UDP header.
 		d := dissect.NewDissector(dissect.DefaultFlags, dissect.AllGates)
 		var k dissect.FlowKeys
+		if strings.HasSuffix(tt.name, "/outer-options") {
+			continue // eth_ip declines it: the slow path stops at the UDP header
+		}
 		if _, path := d.DissectFrame(&k, tt.frame); path != dissect.FastPath(dissect.ShapeEthIP) || k.THoff() != 34 {
 			t.Errorf("%s without a policy: path %v thoff %d, want fast:eth_ip at 34", tt.name, path, k.THoff())
 		}

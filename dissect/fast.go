@@ -833,31 +833,18 @@ func innerL4(keys *FlowKeys, f []byte, off int, etype uint16, desc *Descent) boo
 }
 
 // tunnelUDPPath takes the frames of tunnel shape s's class under a
-// descending Dissector's policy that vxlanPath and gtpuPath do not (an outer
-// IPv4 header with options, a frame too short for it): s's fast path, which
-// declines them, when its gate is open, which counts the descent as the slow path does, or the slow path
-// under the policy.
+// descending Dissector's policy that vxlanPath and gtpuPath do not: those
+// with an outer IPv4 header with options, which the tunnel shapes do not
+// cover (a decline of an open gate). The slow path runs under the policy.
 func tunnelUDPPath(keys *FlowKeys, frame []byte, d *Dissector, s Shape) (bool, Path) {
 	if d.divert&divertTick != 0 {
 		d.auto.tick(d)
 	}
 	if d.open.Has(s) {
-		var hit bool
-		t := TunnelVXLAN
-		if s == ShapeVXLAN {
-			hit = fastVXLAN(keys, frame, &d.desc.Descent)
-		} else {
-			t, hit = TunnelGTPU, fastGTPU(keys, frame, &d.desc.Descent)
-		}
-		if hit {
-			d.counters.Shape[s].Fast++
-			d.desc.descended[t]++
-			return true, FastPath(s)
-		}
 		d.counters.Shape[s].Declined++
 	}
 	d.counters.Shape[s].Slow++
-	return dissectWith(keys, frame, EthProtocol(frame), EthernetHdrLen, d.flags, d.desc), PathSlow
+	return dissectWith(keys, frame, EtherTypeIPv4, EthernetHdrLen, d.flags, d.desc), PathSlow
 }
 
 // vxlanPath takes the frames of the vxlan class with an IPv4 header without
