@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/xdphash/xdphash/dissect"
@@ -10,14 +12,14 @@ import (
 // benchstat, or use `xdphash bench dissect` for an interleaved table.
 func BenchmarkDissect(b *testing.B) {
 	for _, c := range Cases() {
-		for name, fn := range contenders([][]byte{c.Frame}) {
+		for name, fn := range contenders([][]byte{c.Frame}, dissect.Descent{}) {
 			b.Run(c.Name+"/"+string(name), func(b *testing.B) {
 				b.ReportAllocs()
 				fn(b.N)
 			})
 		}
 	}
-	for name, fn := range contenders(Mix()) {
+	for name, fn := range contenders(Mix(), dissect.Descent{}) {
 		b.Run("mix/"+string(name), func(b *testing.B) {
 			b.ReportAllocs()
 			fn(b.N)
@@ -30,6 +32,9 @@ func BenchmarkDissect(b *testing.B) {
 func BenchmarkDecline(b *testing.B) {
 	for s := range dissect.NumShapes {
 		f, ok := dissect.NearMissFrame(s)
+		if _, tunnel := s.Tunnel(); tunnel {
+			ok = false // declines only under a descent policy
+		}
 		if !ok {
 			continue // its fast path declines nothing of its class
 		}
@@ -47,7 +52,13 @@ func BenchmarkDecline(b *testing.B) {
 
 func TestHarness(t *testing.T) {
 	rep := Dissect(Options{Rounds: 5, PerTime: 200_000})
-	if len(rep.Rows) != len(Cases())+1 || len(rep.Declines)+len(rep.Whole) != int(dissect.NumShapes) {
+	plain := 0
+	for s := range dissect.NumShapes {
+		if _, tunnel := s.Tunnel(); !tunnel {
+			plain++
+		}
+	}
+	if len(rep.Rows) != len(Cases())+1 || len(rep.Declines)+len(rep.Whole) != plain {
 		t.Fatalf("report has %d rows and %d declines", len(rep.Rows), len(rep.Declines))
 	}
 	for _, r := range rep.Rows {
@@ -77,5 +88,37 @@ func TestGopacketParser(t *testing.T) {
 	}
 	if !p.Parse(dissect.SampleFrame(dissect.ShapeGRE), &ft) || ft.SrcPort != 1025 {
 		t.Errorf("gre: %+v", ft)
+	}
+}
+
+// TestHarnessDescent: under a descent policy entering VXLAN and GTP-U, the
+// harness measures their shapes' sample frames, which the Dissector takes by
+// their fast paths without allocating, and their near misses' declines, and
+// records the policy.
+func TestHarnessDescent(t *testing.T) {
+	p, err := dissect.NewDescent(dissect.Tunnels(0).With(dissect.TunnelVXLAN).With(dissect.TunnelGTPU))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := Dissect(Options{Rounds: 5, PerTime: 200_000, Descent: p})
+	if rep.Descent != "vxlan,gtpu" {
+		t.Errorf("report's descent %q, want vxlan,gtpu", rep.Descent)
+	}
+	for _, s := range []dissect.Shape{dissect.ShapeVXLAN, dissect.ShapeGTPU} {
+		i := slices.IndexFunc(rep.Rows, func(r Row) bool { return r.Case == s.String() })
+		if i < 0 {
+			t.Errorf("no %v row", s)
+			continue
+		}
+		if r := rep.Rows[i]; r.Path != dissect.FastPath(s).String() || r.Allocs[Fast] != 0 || r.Allocs[Slow] != 0 || r.Ns[Fast] <= 0 {
+			t.Errorf("%v row: path %s, allocs %v, ns %v; want fast:%v, no allocations", s, r.Path, r.Allocs, r.Ns, s)
+		}
+		if !slices.ContainsFunc(rep.Declines, func(d DeclineRow) bool { return d.Shape == s.String() }) {
+			t.Errorf("no %v decline row", s)
+		}
+	}
+	var b strings.Builder
+	if err := WriteTable(&b, rep); err != nil || !strings.Contains(b.String(), "descend vxlan,gtpu") {
+		t.Errorf("the table does not name the descent (%v):\n%s", err, b.String())
 	}
 }

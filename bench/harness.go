@@ -42,7 +42,10 @@ func (d DeclineRow) Cost() float64 { return d.OpenNs - d.ClosedNs }
 
 // Report is one run of the harness.
 type Report struct {
-	Rounds   int          `json:"rounds"`
+	Rounds int `json:"rounds"`
+	// Descent is the opt-in UDP tunnel descent the slow path and the
+	// Dissectors ran under (dissect.Descent's String, "none" when off).
+	Descent  string       `json:"descent"`
 	Rows     []Row        `json:"rows"`
 	Declines []DeclineRow `json:"declines"`
 	// Whole names the shapes whose fast path covers their whole class, so
@@ -54,6 +57,11 @@ type Report struct {
 type Options struct {
 	Rounds  int           // interleaved rounds, at least 5; medians are reported
 	PerTime time.Duration // target duration of one measurement
+	// Descent is the opt-in UDP tunnel descent (the zero value: none) that
+	// the slow path and every Dissector run under. With one that enters
+	// VXLAN or GTP-U, their shapes' sample frames are cases too, and their
+	// near misses decline rows.
+	Descent dissect.Descent
 }
 
 // loop runs its contender n times over its frames. The loop is inside the
@@ -108,20 +116,31 @@ func cycle(frames [][]byte, i int) ([]byte, int) {
 	return f, i
 }
 
-// contenders returns each contender's loop over frames, taken in turn.
-func contenders(frames [][]byte) map[Contender]loop {
+// contenders returns each contender's loop over frames, taken in turn,
+// the slow path and the Dissector under the descent policy desc.
+func contenders(frames [][]byte, desc dissect.Descent) map[Contender]loop {
 	var k dissect.FlowKeys
 	var t FiveTuple
-	fast := dissect.NewDissector(dissect.DefaultFlags, dissect.AllGates)
+	fast := descending(dissect.AllGates, desc)
 	gp := NewGopacketParser()
-	return map[Contender]loop{
-		Slow: func(n int) {
+	slow := func(n int) {
+		var f []byte
+		for i, j := 0, 0; i < n; i++ {
+			f, j = cycle(frames, j)
+			dissect.DissectFrame(&k, f, dissect.DefaultFlags)
+		}
+	}
+	if !desc.IsZero() {
+		slow = func(n int) {
 			var f []byte
 			for i, j := 0, 0; i < n; i++ {
 				f, j = cycle(frames, j)
-				dissect.DissectFrame(&k, f, dissect.DefaultFlags)
+				dissect.DissectFrameDescend(&k, f, dissect.DefaultFlags, desc)
 			}
-		},
+		}
+	}
+	return map[Contender]loop{
+		Slow: slow,
 		Fast: func(n int) {
 			var f []byte
 			for i, j := 0, 0; i < n; i++ {
@@ -137,6 +156,20 @@ func contenders(frames [][]byte) map[Contender]loop {
 			}
 		},
 	}
+}
+
+// descending is a Dissector with gates g under the descent policy desc.
+func descending(g dissect.Gates, desc dissect.Descent) *dissect.Dissector {
+	d := dissect.NewDissector(dissect.DefaultFlags, g)
+	d.SetDescent(desc)
+	return d
+}
+
+// entered reports whether the policy desc enters tunnel shape s's tunnel:
+// its frames are of its class then.
+func entered(s dissect.Shape, desc dissect.Descent) bool {
+	t, ok := s.Tunnel()
+	return ok && desc.Tunnels().Has(t)
 }
 
 // dissectorLoop runs d over frames.
@@ -178,33 +211,42 @@ func Dissect(opt Options) Report {
 	var cases []caseCells
 	addCase := func(name, path string, frames [][]byte) {
 		cc := caseCells{name: name, path: path, by: map[Contender]*measurement{}}
-		for c, fn := range contenders(frames) {
+		for c, fn := range contenders(frames, opt.Descent) {
 			cc.by[c] = add(fn)
 		}
 		cases = append(cases, cc)
 	}
-	for _, c := range Cases() {
+	cs := Cases()
+	for s := range dissect.NumShapes {
+		if entered(s, opt.Descent) {
+			cs = append(cs, Case{Name: s.String(), Shape: s, Frame: dissect.SampleFrame(s)})
+		}
+	}
+	for _, c := range cs {
 		var k dissect.FlowKeys
-		_, p := dissect.NewDissector(dissect.DefaultFlags, dissect.AllGates).DissectFrame(&k, c.Frame)
+		_, p := descending(dissect.AllGates, opt.Descent).DissectFrame(&k, c.Frame)
 		addCase(c.Name, p.String(), [][]byte{c.Frame})
 	}
 	addCase("mix", "all", Mix())
 
-	var rep Report
+	rep := Report{Descent: opt.Descent.String()}
 	type declineCells struct {
 		shape          dissect.Shape
 		closed, opened *measurement
 	}
 	var declines []declineCells
 	for s := range dissect.NumShapes {
+		if _, tunnel := s.Tunnel(); tunnel && !entered(s, opt.Descent) {
+			continue // declines only under a descent policy entering its tunnel
+		}
 		miss, ok := dissect.NearMissFrame(s)
 		if !ok {
 			rep.Whole = append(rep.Whole, s.String())
 			continue
 		}
 		other := [][]byte{miss}
-		closed := dissect.NewDissector(dissect.DefaultFlags, dissect.NoGates)
-		opened := dissect.NewDissector(dissect.DefaultFlags, dissect.NoGates.With(s))
+		closed := descending(dissect.NoGates, opt.Descent)
+		opened := descending(dissect.NoGates.With(s), opt.Descent)
 		declines = append(declines, declineCells{
 			shape:  s,
 			closed: add(dissectorLoop(closed, other)),

@@ -10,6 +10,9 @@ import (
 // WriteTable prints the report like the kernel proposal's table: shape, slow ns,
 // fast ns, change, gopacket ns, fast's speed-up over gopacket, allocations.
 func WriteTable(w io.Writer, rep Report) error {
+	if rep.Descent != "" && rep.Descent != "none" {
+		fmt.Fprintf(w, "descend %s (opt-in): the slow path and the Dissectors descend into these UDP tunnels\n\n", rep.Descent)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "case\tpath\tslow ns\tfast ns\tchange\tgopacket ns\tfast vs gopacket\tallocs (slow/fast)\t\n")
 	for _, r := range rep.Rows {

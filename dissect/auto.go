@@ -90,7 +90,9 @@ type GateState struct {
 // NearMissFrame (C); C = 0 for MPLS, whose fast path declines no frame of its
 // class, and for eth_ip, whose decline under auto mode costs no more than the
 // closed gate's route. Benchmark, command and figures, with the instruction
-// counts that cross-check them: docs/fast-paths.md.
+// counts that cross-check them: docs/fast-paths.md. The tunnel shapes have
+// none: their fast paths run only under a descent policy, and auto mode
+// leaves their gates as they are set.
 var DefaultCosts = [NumShapes]Cost{
 	ShapeEthIP: {Saving: 4.8},
 	ShapeVLAN:  {Saving: 2.9, Miss: 4.2},
@@ -177,6 +179,9 @@ func (a *Auto) decide(d *Dissector) {
 	a.n = 0
 	gates := d.gates
 	for s := range NumShapes {
+		if _, tunnel := s.Tunnel(); tunnel {
+			continue // run only under a descent policy; no costs to decide by
+		}
 		c := d.counters.Shape[s]
 		hits, misses := c.Fast-a.lastFast[s], c.Declined-a.lastDeclined[s]
 		a.lastFast[s], a.lastDeclined[s] = c.Fast, c.Declined

@@ -410,3 +410,11 @@ func gueInner(b []byte, thoff int) (Tunnel, uint16, int, bool) {
 	}
 	return TunnelGUE, proto, off + n, true
 }
+
+// enters says whether the policy enters a tunnel behind the UDP header at
+// thoff of b (see udpEncap): where a tunnel shape's fast path, which covers
+// one descent, declines an inner UDP header.
+func (d *Descent) enters(b []byte, thoff int, ipv4 bool) bool {
+	_, _, _, ok := d.udpEncap(b, thoff, ipv4)
+	return ok
+}

@@ -239,21 +239,111 @@ func TestDescentBound(t *testing.T) {
 	}
 }
 
-// TestDescentCountsAndDeclines: a Dissector with every gate open declines
-// a UDP frame the policy descends into and counts the descent per tunnel.
+// TestDescentCountsAndDeclines: a Dissector with every gate open takes a
+// GTP-U frame by the gtpu fast path under a policy entering GTP-U, declines
+// a UDP frame the policy descends into that another fast path would end at
+// its outer UDP header (behind a VLAN tag), and counts each descent per
+// tunnel.
 func TestDescentCountsAndDeclines(t *testing.T) {
 	d := dissect.NewDissector(dissect.DefaultFlags, dissect.AllGates)
 	d.SetDescent(corpusDescent(dissect.Tunnels(0).With(dissect.TunnelGTPU)))
 	var k dissect.FlowKeys
-	if _, path := d.DissectFrame(&k, gtpuFrame(in4, innerTCP)); path != dissect.PathSlow {
-		t.Errorf("GTP-U frame took %v, want the slow path", path)
+	if _, path := d.DissectFrame(&k, gtpuFrame(in4, innerTCP)); path != dissect.FastPath(dissect.ShapeGTPU) {
+		t.Errorf("GTP-U frame took %v, want fast:gtpu", path)
+	}
+	tagged := corpus.Stack(corpus.Ethernet{}, corpus.VLAN{ID: 5}, out4, corpus.UDP{Src: 2152, Dst: 2152}, corpus.GTPU{TEID: 7}, in4, innerTCP)
+	if _, path := d.DissectFrame(&k, tagged); path != dissect.PathSlow {
+		t.Errorf("GTP-U frame behind a VLAN tag took %v, want the slow path", path)
 	}
 	if _, path := d.DissectFrame(&k, vxlanFrame(in4, innerTCP)); path != dissect.FastPath(dissect.ShapeEthIP) {
 		t.Errorf("VXLAN frame (not descended) took %v, want fast:eth_ip", path)
 	}
 	c := d.Counters()
-	if c.Descended != (dissect.TunnelCounts{dissect.TunnelGTPU: 1}) || c.Shape[dissect.ShapeEthIP].Declined != 1 {
-		t.Errorf("descended %v, eth_ip declines %d; want one GTP-U descent and one decline", c.Descended, c.Shape[dissect.ShapeEthIP].Declined)
+	if c.Descended != (dissect.TunnelCounts{dissect.TunnelGTPU: 2}) || c.Shape[dissect.ShapeVLAN].Declined != 1 || c.Shape[dissect.ShapeGTPU].Fast != 1 {
+		t.Errorf("descended %v, vlan declines %d, gtpu fast %d; want two GTP-U descents, one decline, one fast", c.Descended, c.Shape[dissect.ShapeVLAN].Declined, c.Shape[dissect.ShapeGTPU].Fast)
+	}
+}
+
+// TestTunnelFastPaths holds the vxlan and gtpu fast paths to the descended
+// keys of each inner family and transport, under the policy entering their
+// tunnel and under every tunnel with the corpus's FOU table; checks the
+// frames they decline (the slow path then descends, or does not) and that
+// without a policy their frames are eth_ip's; and that they allocate
+// nothing.
+func TestTunnelFastPaths(t *testing.T) {
+	innerUDP := corpus.UDP{Src: 1025, Dst: 53}
+	labelled := in6
+	labelled.FlowLabel = 0x12345
+	type tc struct {
+		name  string
+		frame []byte
+		s     dissect.Shape
+		fast  bool
+	}
+	var tests []tc
+	for _, inner := range []struct {
+		name string
+		ip   corpus.Layer
+	}{{"ipv4", in4}, {"ipv6", in6}} {
+		for _, l4 := range []struct {
+			name string
+			l    corpus.Layer
+		}{{"tcp", innerTCP}, {"udp", innerUDP}} {
+			tests = append(tests,
+				tc{"vxlan/" + inner.name + "/" + l4.name, vxlanFrame(inner.ip, l4.l), dissect.ShapeVXLAN, true},
+				tc{"gtpu/" + inner.name + "/" + l4.name, gtpuFrame(inner.ip, l4.l), dissect.ShapeGTPU, true})
+		}
+	}
+	opts, outOpts := in4, out4
+	opts.Options, outOpts.Options = []byte{1, 1, 1, 1}, []byte{1, 1, 1, 1}
+	tests = append(tests,
+		tc{"vxlan/gbp", corpus.Stack(corpus.Ethernet{}, out4, corpus.UDP{Src: 1, Dst: 4789}, corpus.VXLAN{Flags: corpus.VXLANFlagVNI | 0x80, VNI: 1}, teb, in4, innerTCP), dissect.ShapeVXLAN, false},
+		tc{"vxlan/inner-options", vxlanFrame(opts, innerTCP), dissect.ShapeVXLAN, false},
+		tc{"vxlan/outer-options", corpus.Stack(corpus.Ethernet{}, outOpts, corpus.UDP{Src: 1, Dst: 4789}, corpus.VXLAN{Flags: corpus.VXLANFlagVNI, VNI: 1}, teb, in4, innerTCP), dissect.ShapeVXLAN, false},
+		tc{"gtpu/outer-options", corpus.Stack(corpus.Ethernet{}, outOpts, corpus.UDP{Src: 2152, Dst: 2152}, corpus.GTPU{TEID: 7}, in6, innerTCP), dissect.ShapeGTPU, false},
+		tc{"vxlan/inner-label", vxlanFrame(labelled, innerTCP), dissect.ShapeVXLAN, false},
+		tc{"vxlan/in-vxlan", vxlanFrame(out4, corpus.UDP{Src: 2, Dst: 4789}, corpus.VXLAN{Flags: corpus.VXLANFlagVNI, VNI: 2}, teb, in4, innerTCP), dissect.ShapeVXLAN, false},
+		tc{"gtpu/seq", corpus.Stack(corpus.Ethernet{}, out4, corpus.UDP{Src: 2152, Dst: 2152}, corpus.GTPU{TEID: 7, Flags: corpus.GTPFlagsV1 | corpus.GTPFlagS}, in4, innerTCP), dissect.ShapeGTPU, false},
+		tc{"gtpu/inner-label", gtpuFrame(labelled, innerTCP), dissect.ShapeGTPU, false},
+		tc{"gtpu/in-gtpu", gtpuFrame(in4, corpus.UDP{Src: 2152, Dst: 2152}, corpus.GTPU{TEID: 8}, in4, innerTCP), dissect.ShapeGTPU, false},
+		tc{"gtpu/to-fou", gtpuFrame(in4, corpus.UDP{Src: 3, Dst: corpus.FOUPortIPIP}, in4, innerTCP), dissect.ShapeGTPU, true},
+	)
+	for _, tt := range tests {
+		tn, _ := tt.s.Tunnel()
+		for _, p := range []dissect.Descent{corpusDescent(dissect.Tunnels(0).With(tn)), corpusDescent(dissect.AllTunnels)} {
+			fast := tt.fast
+			if tt.name == "gtpu/to-fou" && p.Tunnels().Has(dissect.TunnelFOU) {
+				fast = false // the inner UDP header is a FOU tunnel's too
+			}
+			var want, got dissect.FlowKeys
+			wantOK := dissect.DissectFrameDescend(&want, tt.frame, dissect.DefaultFlags, p)
+			d := dissect.NewDissector(dissect.DefaultFlags, dissect.AllGates)
+			d.SetDescent(p)
+			ok, path := d.DissectFrame(&got, tt.frame)
+			if ok != wantOK || got != want {
+				t.Errorf("%s, descend %v: path %v keys %x, slow path %x", tt.name, p, path, got[:], want[:])
+			}
+			c := d.Counters()
+			if fast {
+				if path != dissect.FastPath(tt.s) || c.Shape[tt.s].Fast != 1 || c.Descended[tn] != 1 || got.Flags()&dissect.FlagEncapsulation == 0 {
+					t.Errorf("%s, descend %v: path %v, counters %+v, flags %#x; want fast:%v, one descent, encapsulation", tt.name, p, path, c, got.Flags(), tt.s)
+				}
+				if n := testing.AllocsPerRun(100, func() { d.DissectFrame(&got, tt.frame) }); n != 0 {
+					t.Errorf("%s: %v allocations per frame", tt.name, n)
+				}
+			} else if path != dissect.PathSlow || c.Shape[tt.s].Declined != 1 || c.Shape[tt.s].Slow != 1 {
+				t.Errorf("%s, descend %v: path %v, counters %+v; want a decline of %v", tt.name, p, path, c.Shape[tt.s], tt.s)
+			}
+		}
+		// Without a policy the frame is eth_ip's, to its outer UDP header.
+		d := dissect.NewDissector(dissect.DefaultFlags, dissect.AllGates)
+		var k dissect.FlowKeys
+		if strings.HasSuffix(tt.name, "/outer-options") {
+			continue // eth_ip declines it: the slow path stops at the UDP header
+		}
+		if _, path := d.DissectFrame(&k, tt.frame); path != dissect.FastPath(dissect.ShapeEthIP) || k.THoff() != 34 {
+			t.Errorf("%s without a policy: path %v thoff %d, want fast:eth_ip at 34", tt.name, path, k.THoff())
+		}
 	}
 }
 

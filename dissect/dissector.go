@@ -19,10 +19,34 @@ const (
 	ShapeMPLS               // MPLS (the default dissector stops at the first label)
 	ShapeIPIP               // IPIP, 4in6, 6in4, 6in6 chains + TCP/UDP
 	ShapeGRE                // GRE v0 (checksum, key, sequence) + IP + TCP/UDP
+	// The tunnel shapes: frames of their class exist only under a descent
+	// policy that enters their tunnel (ClassifyFrameDescend); without one
+	// the same frames are eth_ip's.
+	ShapeVXLAN // IPv4 + UDP 4789 + VXLAN + Ethernet + IPv4/IPv6 + TCP/UDP, descended
+	ShapeGTPU  // IPv4 + UDP 2152 + GTP-U G-PDU + IPv4/IPv6 + TCP/UDP, descended
 	NumShapes
 )
 
-var shapeNames = [NumShapes]string{"eth_ip", "vlan", "qinq", "pppoe", "mpls", "ipip", "gre"}
+var shapeNames = [NumShapes]string{"eth_ip", "vlan", "qinq", "pppoe", "mpls", "ipip", "gre", "vxlan", "gtpu"}
+
+// Tunnel is the UDP tunnel a tunnel shape descends into; false for the
+// other shapes.
+func (s Shape) Tunnel() (Tunnel, bool) {
+	switch s {
+	case ShapeVXLAN:
+		return TunnelVXLAN, true
+	case ShapeGTPU:
+		return TunnelGTPU, true
+	}
+	return 0, false
+}
+
+// The policies entering one tunnel shape's tunnel alone: what runFast runs
+// a tunnel shape's fast path under.
+var (
+	vxlanOnly = Descent{tunnels: Tunnels(0).With(TunnelVXLAN)}
+	gtpuOnly  = Descent{tunnels: Tunnels(0).With(TunnelGTPU)}
+)
 
 func (s Shape) String() string {
 	if s < NumShapes {
@@ -322,6 +346,9 @@ func (d *Dissector) redescend(keys *FlowKeys, frame []byte, tag VLANTag, ok bool
 // under auto mode, go by classPath, which classifies with ClassifyFrame and
 // comes back here for the frames of an open gate; the equivalence suite
 // holds the counters to ClassifyFrame's class on every frame it tries.
+// Under a descent policy every frame goes by divertedPath, which sends the
+// frames of a tunnel shape's class (ClassifyFrameDescend) to that shape's
+// fast path or the slow path, and checks the others' keys (redescend).
 func (d *Dissector) DissectFrame(keys *FlowKeys, frame []byte) (bool, Path) {
 	return dispatch(keys, frame, d)
 }
@@ -333,6 +360,27 @@ func (d *Dissector) DissectFrame(keys *FlowKeys, frame []byte) (bool, Path) {
 func divertedPath(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
 	if d.divert&divertDescent == 0 {
 		return classPath(keys, frame, d)
+	}
+	if b := frame; d.desc.tunnels&(1<<TunnelVXLAN|1<<TunnelGTPU) != 0 && len(b) >= ethIPv4Len && uint16(b[12])|uint16(b[13])<<8 == basicIPv4 {
+		// The tunnel shapes' classes (tunnelShape), for an IPv4 header
+		// without options read here, with constant offsets; a frame too
+		// short for them is of none.
+		if b[EthernetHdrLen+ipv4VerIHL]&0x0f == 5 {
+			if b[EthernetHdrLen+ipv4Protocol] == ipProtoUDP {
+				switch uint16(b[tunUDPOff+2])<<8 | uint16(b[tunUDPOff+3]) {
+				case portVXLAN:
+					if d.desc.tunnels.Has(TunnelVXLAN) {
+						return vxlanPath(keys, frame, d)
+					}
+				case portGTPU:
+					if d.desc.tunnels.Has(TunnelGTPU) {
+						return gtpuPath(keys, frame, d)
+					}
+				}
+			}
+		} else if s, ok := d.desc.tunnelShape(frame); ok {
+			return tunnelUDPPath(keys, frame, d, s)
+		}
 	}
 	d.divert &^= divertDescent
 	ok, p := dispatch(keys, frame, d)
@@ -561,13 +609,19 @@ func runFast(s Shape, keys *FlowKeys, frame []byte) bool {
 		return fastTunnel(keys, frame, ipProtoIPIP, &resumeAt)
 	case ShapeGRE:
 		return fastTunnel(keys, frame, ipProtoGRE, &resumeAt)
+	case ShapeVXLAN:
+		return fastVXLAN(keys, frame, &vxlanOnly)
+	case ShapeGTPU:
+		return fastGTPU(keys, frame, &gtpuOnly)
 	}
 	return false
 }
 
 // FastDissect runs only s's fast path over a whole Ethernet frame: true with the
 // keys written, or false (a decline; the keys are then undefined). It is for
-// tests and benchmarks that hold a fast path to its contract.
+// tests and benchmarks that hold a fast path to its contract. A tunnel
+// shape's runs under the policy entering its tunnel alone (Shape.Tunnel):
+// its keys are DissectFrameDescend's under that policy.
 func FastDissect(s Shape, keys *FlowKeys, frame []byte) bool {
 	return len(frame) >= EthernetHdrLen && runFast(s, keys, frame)
 }
@@ -600,6 +654,37 @@ func ClassifyFrame(f []byte) (Shape, bool) {
 		return ShapePPPoE, true
 	case EtherTypeMPLSUC, EtherTypeMPLSMC:
 		return ShapeMPLS, true
+	}
+	return 0, false
+}
+
+// ClassifyFrameDescend is ClassifyFrame for a Dissector under the descent
+// policy d: an IPv4 frame of UDP to the VXLAN or GTP-U port (the UDP header
+// where the IHL puts it) is of that tunnel's shape when d enters the
+// tunnel, whether or not the tunnel's header then matches.
+func ClassifyFrameDescend(f []byte, d Descent) (Shape, bool) {
+	if s, ok := d.tunnelShape(f); ok {
+		return s, true
+	}
+	return ClassifyFrame(f)
+}
+
+// tunnelShape is the tunnel shape of f's class under d (see
+// ClassifyFrameDescend), false for none.
+func (d *Descent) tunnelShape(f []byte) (Shape, bool) {
+	if d.tunnels&(1<<TunnelVXLAN|1<<TunnelGTPU) == 0 || len(f) < EthernetHdrLen+ipv4MinHdrLen ||
+		binary.BigEndian.Uint16(f[12:]) != EtherTypeIPv4 || f[EthernetHdrLen+ipv4Protocol] != ipProtoUDP {
+		return 0, false
+	}
+	off := EthernetHdrLen + int(f[EthernetHdrLen+ipv4VerIHL]&0x0f)*4
+	if off < EthernetHdrLen+ipv4MinHdrLen || off > len(f)-4 {
+		return 0, false
+	}
+	switch binary.BigEndian.Uint16(f[off+2:]) {
+	case portVXLAN:
+		return ShapeVXLAN, d.tunnels.Has(TunnelVXLAN)
+	case portGTPU:
+		return ShapeGTPU, d.tunnels.Has(TunnelGTPU)
 	}
 	return 0, false
 }

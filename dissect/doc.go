@@ -17,7 +17,8 @@
 //
 // # Fast paths
 //
-// Per packet shape ([Shape]: eth_ip, vlan, qinq, pppoe, mpls, ipip, gre) a
+// Per packet shape ([Shape]: eth_ip, vlan, qinq, pppoe, mpls, ipip, gre, and
+// under a descent policy entering their tunnel vxlan and gtpu) a
 // straight-line function checks the whole shape's length once and writes the
 // keys at constant offsets. The contract: a fast path writes exactly the 80
 // bytes the slow path writes, or declines, and the slow path then resumes

@@ -65,38 +65,71 @@ func corpusDescent(ts dissect.Tunnels) dissect.Descent {
 	return d
 }
 
-// descending are Dissectors with every gate open under each of
-// descentPolicies, with their locks.
+// descending are Dissectors with every gate open, then with every gate
+// closed, under each of descentPolicies in turn, with their locks.
 var descending = func() []*flaggedDissector {
 	var ds []*flaggedDissector
 	for _, p := range descentPolicies {
-		d := dissect.NewDissector(dissect.DefaultFlags, dissect.AllGates)
-		d.SetDescent(p)
-		ds = append(ds, &flaggedDissector{flags: dissect.DefaultFlags, d: d})
+		for _, g := range []dissect.Gates{dissect.AllGates, dissect.NoGates} {
+			d := dissect.NewDissector(dissect.DefaultFlags, g)
+			d.SetDescent(p)
+			ds = append(ds, &flaggedDissector{flags: dissect.DefaultFlags, d: d})
+		}
 	}
 	return ds
 }()
 
-// checkDescents holds the Dissector under each descent policy to the slow
+// checkDescents holds the Dissectors under each descent policy to the slow
 // path under the same policy: a fast path that would end at the outer UDP
-// header of a frame the policy descends into declines it.
+// header of a frame the policy descends into declines it, and a tunnel
+// shape's fast path writes the descended keys. The counters move as the
+// frame's class under the policy (ClassifyFrameDescend) says, and the
+// descents they count are the slow path's.
 func checkDescents(tb testing.TB, name string, frame []byte) {
 	tb.Helper()
 	for i, od := range descending {
+		p := descentPolicies[i/2]
 		var want, got dissect.FlowKeys
-		wantOK := dissect.DissectFrameDescend(&want, frame, dissect.DefaultFlags, descentPolicies[i])
+		ok, entry := dissect.DissectFrameEntry(&want, frame, dissect.DefaultFlags, p)
+		var wantDescended dissect.TunnelCounts
+		if entry.Count == 1 {
+			wantDescended[entry.Tunnel]++
+		}
 		od.Lock()
 		before := od.d.Counters()
 		gotOK, path := od.d.DissectFrame(&got, frame)
 		after := od.d.Counters()
 		od.Unlock()
+		descended := after.Descended
+		for t := range descended {
+			descended[t] -= before.Descended[t]
+		}
 		after.Descended = before.Descended
-		checkCounted(tb, fmt.Sprintf("%s (descend %v)", name, descentPolicies[i]), frame, path, before, after)
-		if gotOK != wantOK || got != want {
-			tb.Errorf("%s: the Dissector descending into %v (path %v) differs from the slow path on frame %x\n slow ok=%v keys %x\n dissector ok=%v keys %x",
-				name, descentPolicies[i], path, frame, wantOK, want[:], gotOK, got[:])
+		s, classed := dissect.ClassifyFrameDescend(frame, p)
+		what := fmt.Sprintf("%s (descend %v, gates %v)", name, p, od.d.Gates())
+		checkCountedAs(tb, what, frame, s, classed, path, before, after)
+		if entry.Count <= 1 && descended != wantDescended {
+			tb.Errorf("%s: path %v counted descents %v, the slow path made %v", what, path, descended, wantDescended)
+		}
+		if gotOK != ok || got != want {
+			tb.Errorf("%s: the Dissector (path %v) differs from the slow path on frame %x\n slow ok=%v keys %x\n dissector ok=%v keys %x",
+				what, path, frame, ok, want[:], gotOK, got[:])
 		}
 	}
+}
+
+// tunnelOnly is the policy entering tunnel shape s's tunnel alone, the one
+// FastDissect runs its fast path under; false for the other shapes.
+func tunnelOnly(s dissect.Shape) (dissect.Descent, bool) {
+	t, ok := s.Tunnel()
+	if !ok {
+		return dissect.Descent{}, false
+	}
+	p, err := dissect.NewDescent(dissect.Tunnels(0).With(t))
+	if err != nil {
+		panic(err)
+	}
+	return p, true
 }
 
 // checkContract runs every fast path over frame and compares each acceptance with
@@ -105,18 +138,27 @@ func checkContract(tb testing.TB, name string, frame []byte) (accepted []dissect
 	tb.Helper()
 	var slow dissect.FlowKeys
 	slowOK := dissect.DissectFrame(&slow, frame, dissect.DefaultFlags)
+	var plain, tunnels int
 	for s := range dissect.NumShapes {
 		var fast dissect.FlowKeys
 		if !dissect.FastDissect(s, &fast, frame) {
 			continue
 		}
 		accepted = append(accepted, s)
-		if !slowOK || fast != slow {
+		want, wantOK := slow, slowOK
+		if p, ok := tunnelOnly(s); ok {
+			// A tunnel shape's fast path runs under its tunnel's policy.
+			tunnels++
+			wantOK = dissect.DissectFrameDescend(&want, frame, dissect.DefaultFlags, p)
+		} else {
+			plain++
+		}
+		if !wantOK || fast != want {
 			tb.Errorf("%s: fast path %v broke the contract on frame %x\n slow ok=%v keys %x\n fast ok=true  keys %x",
-				name, s, frame, slowOK, slow[:], fast[:])
+				name, s, frame, wantOK, want[:], fast[:])
 		}
 	}
-	if len(accepted) > 1 {
+	if plain > 1 || tunnels > 1 {
 		tb.Errorf("%s: several fast paths (%v) accept frame %x; shapes must not overlap", name, accepted, frame)
 	}
 	// The Dissector with every gate open: a fast path, or the slow path
@@ -173,6 +215,13 @@ func checkContract(tb testing.TB, name string, frame []byte) (accepted []dissect
 func checkCounted(tb testing.TB, name string, frame []byte, path dissect.Path, before, after dissect.Counters) {
 	tb.Helper()
 	s, ok := dissect.ClassifyFrame(frame)
+	checkCountedAs(tb, name, frame, s, ok, path, before, after)
+}
+
+// checkCountedAs is checkCounted for a frame of class s (ok false: of no
+// class).
+func checkCountedAs(tb testing.TB, name string, frame []byte, s dissect.Shape, ok bool, path dissect.Path, before, after dissect.Counters) {
+	tb.Helper()
 	want := before
 	switch ps, fast := path.Shape(); {
 	case !ok:
@@ -206,8 +255,13 @@ func TestFastPathEquivalence(t *testing.T) {
 	hits := map[dissect.Shape]int{}
 	for s := range dissect.NumShapes {
 		base := dissect.SampleFrame(s)
-		if got := checkContract(t, s.String(), base); len(got) != 1 || got[0] != s {
-			t.Errorf("%v: its sample frame was accepted by %v, want by %v alone", s, got, s)
+		want := []dissect.Shape{s}
+		if _, tunnel := s.Tunnel(); tunnel {
+			// Without the policy, eth_ip takes the frame, to its outer UDP header.
+			want = []dissect.Shape{dissect.ShapeEthIP, s}
+		}
+		if got := checkContract(t, s.String(), base); !slices.Equal(got, want) {
+			t.Errorf("%v: its sample frame was accepted by %v, want by %v", s, got, want)
 		}
 		for i := range base {
 			for _, v := range interestingBytes {
@@ -319,10 +373,12 @@ func TestNestedChainsAroundTheBound(t *testing.T) {
 func TestGatesOff(t *testing.T) {
 	for s := range dissect.NumShapes {
 		d := dissect.NewDissector(dissect.DefaultFlags, dissect.AllGates.Without(s))
+		p, _ := tunnelOnly(s) // a tunnel shape's frames are of its class under its policy
+		d.SetDescent(p)
 		var k, want dissect.FlowKeys
 		f := dissect.SampleFrame(s)
 		ok, path := d.DissectFrame(&k, f)
-		wantOK := dissect.DissectFrame(&want, f, dissect.DefaultFlags)
+		wantOK := dissect.DissectFrameDescend(&want, f, dissect.DefaultFlags, p)
 		c := d.Counters()
 		if path != dissect.PathSlow || c.Shape[s].Fast != 0 || c.Shape[s].Declined != 0 || c.Shape[s].Slow != 1 {
 			t.Errorf("gate %v closed: path %v, counters %+v; want the slow path, counted as slow", s, path, c.Shape[s])
@@ -387,6 +443,9 @@ func TestAutoGates(t *testing.T) {
 		if _, ok := dissect.NearMissFrame(s); !ok {
 			continue // no frame of its class is declined: its share is always 1
 		}
+		if _, tunnel := s.Tunnel(); tunnel {
+			continue // auto mode leaves the tunnel gates alone (TestAutoLeavesTunnelGates)
+		}
 		d := dissect.NewDissector(dissect.DefaultFlags, dissect.NoGates)
 		d.EnableAuto(cfg)
 		phases := []struct {
@@ -428,6 +487,9 @@ func TestAutoDefaultCosts(t *testing.T) {
 	}
 	tests := []tc{{dissect.ShapeMPLS, 0.9, false, true}}
 	for s := range dissect.NumShapes {
+		if _, tunnel := s.Tunnel(); tunnel {
+			continue
+		}
 		if _, ok := dissect.NearMissFrame(s); ok {
 			// A gate whose declines cost nothing stays open on traffic
 			// its fast path mostly declines; any other closes.
@@ -448,6 +510,36 @@ func TestAutoDefaultCosts(t *testing.T) {
 		if d.Gates().Has(tc.s) != tc.open {
 			st, _ := d.AutoState()
 			t.Errorf("%v at share %.3f: open=%v, want %v (%v; DefaultCosts %+v)", tc.s, tc.share, d.Gates().Has(tc.s), tc.open, st[tc.s], dissect.DefaultCosts[tc.s])
+		}
+	}
+}
+
+// TestAutoLeavesTunnelGates: auto mode has no costs for the tunnel shapes,
+// whose fast paths run only under a descent policy, and keeps their gates as
+// they were set, open or closed, whatever share of their class they take.
+func TestAutoLeavesTunnelGates(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, s := range []dissect.Shape{dissect.ShapeVXLAN, dissect.ShapeGTPU} {
+		p, _ := tunnelOnly(s)
+		for _, start := range []dissect.Gates{dissect.AllGates, dissect.AllGates.Without(s)} {
+			d := dissect.NewDissector(dissect.DefaultFlags, start)
+			d.SetDescent(p)
+			d.EnableAuto(dissect.AutoConfig{Window: 1000, MinDwell: 1, MinSample: 32})
+			for _, share := range []float64{0.01, 0.99} {
+				for _, f := range mixStream(rng, s, share, 5000) {
+					var k, want dissect.FlowKeys
+					ok, _ := d.DissectFrame(&k, f)
+					if wantOK := dissect.DissectFrameDescend(&want, f, dissect.DefaultFlags, p); ok != wantOK || k != want {
+						t.Fatalf("%v: auto mode changed the keys of %x", s, f)
+					}
+				}
+			}
+			if d.Gates().Has(s) != start.Has(s) {
+				t.Errorf("%v: gate open=%v after auto mode, set %v", s, d.Gates().Has(s), start.Has(s))
+			}
+			if c := d.Counters(); c.Shape[s].Fast+c.Shape[s].Slow != 10000 {
+				t.Errorf("%v: %d frames counted in its class, want 10000", s, c.Shape[s].Fast+c.Shape[s].Slow)
+			}
 		}
 	}
 }

@@ -745,3 +745,182 @@ func declinedPath(keys *FlowKeys, frame []byte, d *Dissector, s Shape) (bool, Pa
 	}
 	return walk(keys, frame, d.flags, d.resumeAt.proto, d.resumeAt.nhoff, d.resumeAt.at), PathSlow
 }
+
+// The tunnel shapes' offsets: the outer UDP header behind an IPv4 header
+// without options, the tunnel header behind it, and the inner IP header.
+const (
+	tunUDPOff     = EthernetHdrLen + ipv4MinHdrLen
+	tunHdrOff     = tunUDPOff + udpHdrLen
+	vxlanInnerOff = tunHdrOff + vxlanHdrLen + EthernetHdrLen
+	gtpuInnerOff  = tunHdrOff + gtp1HdrLen
+)
+
+// outerUDP4 says whether f (at least tunHdrOff long) starts with Ethernet,
+// IPv4 without options or fragmentation, and UDP to port: the outer headers
+// of the tunnel shapes.
+func outerUDP4(f []byte, port uint16) bool {
+	b := (*[tunHdrOff]byte)(f)
+	return uint16(b[12])|uint16(b[13])<<8 == basicIPv4 && b[EthernetHdrLen+ipv4VerIHL]&0x0f == 5 &&
+		(uint16(b[EthernetHdrLen+ipv4FragOff])|uint16(b[EthernetHdrLen+ipv4FragOff+1])<<8)&fragMask == 0 &&
+		b[EthernetHdrLen+ipv4Protocol] == ipProtoUDP && binary.BigEndian.Uint16(b[tunUDPOff+2:]) == port
+}
+
+// fastVXLAN is the vxlan shape under the policy desc, which enters VXLAN:
+// Ethernet, IPv4 without options or fragmentation, UDP to 4789, a VXLAN
+// header with only the VNI flag, an untagged inner Ethernet header of IPv4
+// or IPv6, then TCP or UDP (see innerL4). The keys are the slow path's
+// after the descent: the inner flow's, with FLOW_DIS_ENCAPSULATION.
+func fastVXLAN(keys *FlowKeys, f []byte, desc *Descent) bool {
+	if len(f) < vxlanInnerOff+ipv4MinHdrLen+portsLen || !desc.tunnels.Has(TunnelVXLAN) || !outerUDP4(f, portVXLAN) ||
+		binary.BigEndian.Uint32(f[tunHdrOff:]) != vxlanFlagsVNI {
+		return false
+	}
+	return innerL4(keys, f, vxlanInnerOff, binary.LittleEndian.Uint16(f[vxlanInnerOff-2:]), desc)
+}
+
+// fastGTPU is the gtpu shape under the policy desc, which enters GTP-U:
+// Ethernet, IPv4 without options or fragmentation, UDP to 2152, a GTPv1-U
+// G-PDU header without sequence, N-PDU or extension header (8 bytes), then
+// IPv4 or IPv6 by its version nibble and TCP or UDP (see innerL4).
+func fastGTPU(keys *FlowKeys, f []byte, desc *Descent) bool {
+	if len(f) < gtpuInnerOff+ipv4MinHdrLen+portsLen || !desc.tunnels.Has(TunnelGTPU) || !outerUDP4(f, portGTPU) {
+		return false
+	}
+	h := (*[gtp1HdrLen + 1]byte)(f[tunHdrOff:])
+	if h[0]>>5 != 1 || h[0]&0x10 == 0 || h[0]&0x07 != 0 || h[1] != gtpMsgGPDU {
+		return false
+	}
+	switch h[gtp1HdrLen] >> 4 {
+	case 4:
+		return innerL4(keys, f, gtpuInnerOff, basicIPv4, desc)
+	case 6:
+		return innerL4(keys, f, gtpuInnerOff, basicIPv6, desc)
+	}
+	return false
+}
+
+// innerL4 is the tail of the tunnel shapes: the inner IP header at off (of
+// ethertype etype, as it lies, read little-endian) one descent deep, as
+// fastL3 takes it, but declined where the slow path under desc does more:
+// an inner IPv6 header with a flow label (the dissection stops there with
+// the outer UDP ports in the keys) and an inner UDP header the policy
+// enters too.
+func innerL4(keys *FlowKeys, f []byte, off int, etype uint16, desc *Descent) bool {
+	switch etype {
+	case basicIPv4:
+		if off < 0 || off > len(f)-(ipv4MinHdrLen+portsLen) {
+			return false
+		}
+		b := (*[ipv4MinHdrLen + portsLen]byte)(f[off:])
+		if b[ipv4Protocol] == ipProtoUDP && desc.enters(f, off+ipv4MinHdrLen, true) {
+			return false
+		}
+		return l4IPv4(keys, b, control(off+ipv4MinHdrLen, FlagEncapsulation), 0, 0)
+	case basicIPv6:
+		if off < 0 || off > len(f)-(ipv6HdrLen+portsLen) {
+			return false
+		}
+		b := (*[ipv6HdrLen + portsLen]byte)(f[off:])
+		if binary.BigEndian.Uint32(b[0:])&ipv6LabelMask != 0 {
+			return false
+		}
+		if b[ipv6NextHeader] == ipProtoUDP && desc.enters(f, off+ipv6HdrLen, false) {
+			return false
+		}
+		return l4IPv6(keys, b, control(off+ipv6HdrLen, FlagEncapsulation), 0, 0)
+	}
+	return false
+}
+
+// tunnelUDPPath takes the frames of tunnel shape s's class under a
+// descending Dissector's policy that vxlanPath and gtpuPath do not: those
+// with an outer IPv4 header with options, which the tunnel shapes do not
+// cover (a decline of an open gate). The slow path runs under the policy.
+func tunnelUDPPath(keys *FlowKeys, frame []byte, d *Dissector, s Shape) (bool, Path) {
+	if d.divert&divertTick != 0 {
+		d.auto.tick(d)
+	}
+	if d.open.Has(s) {
+		d.counters.Shape[s].Declined++
+	}
+	d.counters.Shape[s].Slow++
+	return dissectWith(keys, frame, EtherTypeIPv4, EthernetHdrLen, d.flags, d.desc), PathSlow
+}
+
+// vxlanPath takes the frames of the vxlan class with an IPv4 header without
+// options (divertedPath has read it, its protocol and port): fastVXLAN's
+// steps with innerL4's written out for constant offsets, then the slow path
+// under the policy on a decline or a closed gate.
+func vxlanPath(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
+	if d.divert&divertTick != 0 {
+		d.auto.tick(d)
+	}
+	if d.open.Has(ShapeVXLAN) && len(frame) >= vxlanInnerOff+ipv4MinHdrLen+portsLen {
+		b := (*[vxlanInnerOff + ipv4MinHdrLen + portsLen]byte)(frame)
+		if (uint16(b[EthernetHdrLen+ipv4FragOff])|uint16(b[EthernetHdrLen+ipv4FragOff+1])<<8)&fragMask == 0 &&
+			binary.BigEndian.Uint32(b[tunHdrOff:]) == vxlanFlagsVNI {
+			switch uint16(b[vxlanInnerOff-2]) | uint16(b[vxlanInnerOff-1])<<8 {
+			case basicIPv4:
+				h := (*[ipv4MinHdrLen + portsLen]byte)(b[vxlanInnerOff:])
+				if (h[ipv4Protocol] != ipProtoUDP || !d.desc.enters(frame, vxlanInnerOff+ipv4MinHdrLen, true)) &&
+					l4IPv4(keys, h, control(vxlanInnerOff+ipv4MinHdrLen, FlagEncapsulation), 0, 0) {
+					d.counters.Shape[ShapeVXLAN].Fast++
+					d.desc.descended[TunnelVXLAN]++
+					return true, FastPath(ShapeVXLAN)
+				}
+			case basicIPv6:
+				if len(frame) >= vxlanInnerOff+ipv6HdrLen+portsLen {
+					h := (*[ipv6HdrLen + portsLen]byte)(frame[vxlanInnerOff:])
+					if binary.BigEndian.Uint32(h[0:])&ipv6LabelMask == 0 &&
+						(h[ipv6NextHeader] != ipProtoUDP || !d.desc.enters(frame, vxlanInnerOff+ipv6HdrLen, false)) &&
+						l4IPv6(keys, h, control(vxlanInnerOff+ipv6HdrLen, FlagEncapsulation), 0, 0) {
+						d.counters.Shape[ShapeVXLAN].Fast++
+						d.desc.descended[TunnelVXLAN]++
+						return true, FastPath(ShapeVXLAN)
+					}
+				}
+			}
+		}
+		d.counters.Shape[ShapeVXLAN].Declined++
+	}
+	d.counters.Shape[ShapeVXLAN].Slow++
+	return dissectWith(keys, frame, EtherTypeIPv4, EthernetHdrLen, d.flags, d.desc), PathSlow
+}
+
+// gtpuPath is vxlanPath for the frames of the gtpu class: fastGTPU's steps.
+func gtpuPath(keys *FlowKeys, frame []byte, d *Dissector) (bool, Path) {
+	if d.divert&divertTick != 0 {
+		d.auto.tick(d)
+	}
+	if d.open.Has(ShapeGTPU) && len(frame) >= gtpuInnerOff+ipv4MinHdrLen+portsLen {
+		b := (*[gtpuInnerOff + ipv4MinHdrLen + portsLen]byte)(frame)
+		g := b[tunHdrOff]
+		if (uint16(b[EthernetHdrLen+ipv4FragOff])|uint16(b[EthernetHdrLen+ipv4FragOff+1])<<8)&fragMask == 0 &&
+			g>>5 == 1 && g&0x10 != 0 && g&0x07 == 0 && b[tunHdrOff+1] == gtpMsgGPDU {
+			switch b[gtpuInnerOff] >> 4 {
+			case 4:
+				h := (*[ipv4MinHdrLen + portsLen]byte)(b[gtpuInnerOff:])
+				if (h[ipv4Protocol] != ipProtoUDP || !d.desc.enters(frame, gtpuInnerOff+ipv4MinHdrLen, true)) &&
+					l4IPv4(keys, h, control(gtpuInnerOff+ipv4MinHdrLen, FlagEncapsulation), 0, 0) {
+					d.counters.Shape[ShapeGTPU].Fast++
+					d.desc.descended[TunnelGTPU]++
+					return true, FastPath(ShapeGTPU)
+				}
+			case 6:
+				if len(frame) >= gtpuInnerOff+ipv6HdrLen+portsLen {
+					h := (*[ipv6HdrLen + portsLen]byte)(frame[gtpuInnerOff:])
+					if binary.BigEndian.Uint32(h[0:])&ipv6LabelMask == 0 &&
+						(h[ipv6NextHeader] != ipProtoUDP || !d.desc.enters(frame, gtpuInnerOff+ipv6HdrLen, false)) &&
+						l4IPv6(keys, h, control(gtpuInnerOff+ipv6HdrLen, FlagEncapsulation), 0, 0) {
+						d.counters.Shape[ShapeGTPU].Fast++
+						d.desc.descended[TunnelGTPU]++
+						return true, FastPath(ShapeGTPU)
+					}
+				}
+			}
+		}
+		d.counters.Shape[ShapeGTPU].Declined++
+	}
+	d.counters.Shape[ShapeGTPU].Slow++
+	return dissectWith(keys, frame, EtherTypeIPv4, EthernetHdrLen, d.flags, d.desc), PathSlow
+}

@@ -29,18 +29,26 @@ var sampleFrames = func() [NumShapes][]byte {
 		ShapeMPLS:  cat(eth(0x8847), []byte{0x00, 0x06, 0x41, 0x40}, ipv4(6, 20), tcp),
 		ShapeIPIP:  cat(eth(0x0800), ipv4(4, 40), ipv4(6, 20), tcp),
 		ShapeGRE:   cat(eth(0x0800), ipv4(47, 48), []byte{0x20, 0, 0x08, 0, 0, 0, 0, 7}, ipv4(6, 20), tcp),
+		// UDP 49152 -> 4789 (length 8+8+14+40), VXLAN VNI 42, an inner
+		// Ethernet header.
+		ShapeVXLAN: cat(eth(0x0800), ipv4(17, 70), []byte{0xc0, 0x00, 0x12, 0xb5, 0, 70, 0, 0},
+			[]byte{0x08, 0, 0, 0, 0, 0, 42, 0}, eth(0x0800), ipv4(6, 20), tcp),
+		// UDP 2152 -> 2152 (length 8+8+40), a G-PDU of 40 bytes, TEID 7.
+		ShapeGTPU: cat(eth(0x0800), ipv4(17, 56), []byte{0x08, 0x68, 0x08, 0x68, 0, 56, 0, 0},
+			[]byte{0x30, 0xff, 0, 40, 0, 0, 0, 7}, ipv4(6, 20), tcp),
 	}
 }()
 
 // SampleFrame returns a copy of the sample frame of shape s, a frame its fast
-// path accepts.
+// path accepts (a tunnel shape's: under a policy entering its tunnel).
 func SampleFrame(s Shape) []byte {
 	return append([]byte(nil), sampleFrames[s%NumShapes]...)
 }
 
 // NearMissFrame returns a frame of s's class that its fast path declines: the
 // sample with its innermost IPv4 header given one option word (IHL 6). It is
-// false for MPLS, whose fast path covers its whole class.
+// false for MPLS, whose fast path covers its whole class. A tunnel shape's
+// is of its class, and declined, under a policy entering its tunnel.
 func NearMissFrame(s Shape) ([]byte, bool) {
 	if s == ShapeMPLS {
 		return nil, false

@@ -1,12 +1,14 @@
 package report
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
 	"time"
 
+	"github.com/xdphash/xdphash/dissect"
 	"github.com/xdphash/xdphash/fairness"
 	"github.com/xdphash/xdphash/runstats"
 )
@@ -91,6 +93,11 @@ type RunInfo struct {
 	WindowNs    int64         `json:"window_ns"` // the length of each Window
 	Host        runstats.Host `json:"host"`
 	QueueSpread string        `json:"queue_spread,omitempty"`
+	// Descent is the opt-in UDP tunnel descent the run's dissectors used
+	// (run.json's config.descent, dissect.Descent's String), "none" when
+	// off; Descended the frames they descended into each tunnel.
+	Descent   string               `json:"descent"`
+	Descended dissect.TunnelCounts `json:"descended"`
 }
 
 // Spread is how a load is spread over N bins (queues or workers).
@@ -213,6 +220,7 @@ func Compute(st *runstats.RunStats) Measures {
 			Source: st.Config.Source, Hash: st.Config.Hash, Steer: st.Config.Steer, Consumer: st.Config.Consumer,
 			ServiceRate: st.Config.ServiceRate, Started: st.Started, DurationNs: st.DurationNs, WindowNs: st.Config.WindowNs,
 			Host: st.Host, QueueSpread: st.Config.QueueSpread,
+			Descent: cmp.Or(st.Config.Descent, "none"), Descended: st.Shapes.Descended,
 		},
 		Drops:     map[string]uint64{},
 		Received:  st.Accounting.Received,

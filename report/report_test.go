@@ -364,3 +364,45 @@ func TestWritePage(t *testing.T) {
 		t.Error("the page blames the hash for the queues the senders chose")
 	}
 }
+
+// TestMeasuresRecordDescent: the measures JSON names the run's descent
+// setting (run.json's config.descent, "none" when off) and the frames
+// descended into each tunnel, and reads back as written.
+func TestMeasuresRecordDescent(t *testing.T) {
+	for _, tc := range []struct {
+		descent   string
+		descended dissect.TunnelCounts
+		want      []string
+	}{
+		{"", dissect.TunnelCounts{}, []string{`"descent": "none"`, `"descended": {}`}},
+		{"gtpu,vxlan", dissect.TunnelCounts{dissect.TunnelGTPU: 5, dissect.TunnelVXLAN: 2}, []string{`"descent": "gtpu,vxlan"`, `"gtpu": 5`, `"vxlan": 2`}},
+	} {
+		st := simulatedRun(t, 300, 2, 4, time.Second)
+		st.Config.Descent = tc.descent
+		st.Shapes.Descended = tc.descended
+		m := Compute(st)
+		var b bytes.Buffer
+		if err := m.WriteJSON(&b); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(b.String(), w) {
+				t.Errorf("descent %q: the measures JSON has no %s:\n%s", tc.descent, w, b.String()[:min(b.Len(), 600)])
+			}
+		}
+		var back Measures
+		if err := json.Unmarshal(b.Bytes(), &back); err != nil {
+			t.Fatal(err)
+		}
+		var text strings.Builder
+		if err := m.WriteText(&text); err != nil {
+			t.Fatal(err)
+		}
+		if named := strings.Contains(text.String(), ", descend "+tc.descent+","); named != (tc.descent != "") {
+			t.Errorf("descent %q: the text report names it %v, want %v", tc.descent, named, tc.descent != "")
+		}
+		if back.Run.Descent != m.Run.Descent || back.Run.Descended != tc.descended {
+			t.Errorf("descent %q: read back %q %v, want %q %v", tc.descent, back.Run.Descent, back.Run.Descended, m.Run.Descent, tc.descended)
+		}
+	}
+}

@@ -56,8 +56,12 @@ func (m *Measures) writeText(w io.Writer, p Page) error {
 	ew.writeLoss(&m.Loss)
 	ew.printf("\n")
 	r := &m.Run
-	ew.printf("run: source %s, hash %s, steer %s, consumer %s, %v\n",
-		cmp.Or(r.Source, "?"), cmp.Or(r.Hash, "?"), cmp.Or(r.Steer, "?"), cmp.Or(r.Consumer, "?"), time.Duration(r.DurationNs).Round(time.Millisecond))
+	descent := ""
+	if r.Descent != "" && r.Descent != "none" {
+		descent = ", descend " + r.Descent // opt-in: changes the hashes
+	}
+	ew.printf("run: source %s, hash %s, steer %s, consumer %s%s, %v\n",
+		cmp.Or(r.Source, "?"), cmp.Or(r.Hash, "?"), cmp.Or(r.Steer, "?"), cmp.Or(r.Consumer, "?"), descent, time.Duration(r.DurationNs).Round(time.Millisecond))
 	flows := "n/a (the consumer counts none)"
 	if m.Flows > 0 {
 		flows = strconv.Itoa(m.Flows)

@@ -2,6 +2,8 @@ package main
 
 import (
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -46,10 +48,42 @@ func TestDescendFlags(t *testing.T) {
 		{[]string{"verify", "--fou-port", "5555"}, "want PORT:ipip or PORT:ipv6"},
 		{[]string{"verify", "--descend", "gue", "--gue-port", "6080", "--fou-port", "6080:ipip"}, "already in the FOU table"},
 		{[]string{"run", "--synthetic", "mobile", "--descend", "gtpu", "--gue-port", "0"}, "bad UDP port"},
+		{[]string{"bench", "dissect", "--descend", "nvgre"}, `unknown tunnel: "nvgre"`},
+		{[]string{"bench", "dissect", "--gue-port", "0"}, "bad UDP port"},
+		{[]string{"pktgen", "--profile", "mobile", "--count", "10", "--write", "x.pcapng", "--descend", "gue", "--gue-port", "6080", "--fou-port", "6080:ipv6"}, "already in the FOU table"},
+		{[]string{"pktgen", "--profile", "mobile", "--count", "10", "--iface", "lo", "--descend", "gtpu"}, "check the frames of --write"},
 	} {
 		_, errOut, code := runXdphash(t, nil, tc.args...)
 		if code != exitFailure || !strings.Contains(errOut, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want a usage error containing %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}
+
+// TestPktgenWriteDescend: pktgen --write --descend dissects the frames it
+// writes under the policy: the mobile profile's GTP-U frames all descend
+// and the hash sees many more flows than the few tunnels without it; a
+// policy entering none of the profile's tunnels says so.
+func TestPktgenWriteDescend(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		descend string
+		want    *regexp.Regexp
+	}{
+		{"gtpu", regexp.MustCompile(`descend gtpu: 2000 of 2000 frames descended \(gtpu 2000\); the hash sees (\d+) flows, (\d+) without the descent`)},
+		{"vxlan", regexp.MustCompile(`descend vxlan: no frame of the 2000 written enters the policy's tunnels; the hash sees (\d+) flows, as without it`)},
+	} {
+		out, errOut, code := runXdphash(t, nil, "pktgen", "--profile", "mobile", "--count", "2000", "--write", filepath.Join(dir, tc.descend+".pcapng"), "--descend", tc.descend)
+		m := tc.want.FindStringSubmatch(out)
+		if code != exitOK || m == nil {
+			t.Fatalf("--descend %s: exit %d, stdout %q, stderr %q; want %v", tc.descend, code, out, errOut, tc.want)
+		}
+		if tc.descend == "gtpu" {
+			on, _ := strconv.Atoi(m[1])
+			off, _ := strconv.Atoi(m[2])
+			if on < 10*off || off == 0 {
+				t.Errorf("--descend gtpu: %d flows with the descent, %d without; want many inner flows in a few tunnels", on, off)
+			}
 		}
 	}
 }

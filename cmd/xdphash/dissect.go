@@ -119,7 +119,7 @@ none).`,
 	f := cmd.Flags()
 	f.Var(newChoiceFlag(&opts.format, formatText, formatJSONL), "format", "output format")
 	f.Var(newChoiceFlag(&opts.path, pathSlow, pathFast, pathAuto), "path", "dissector implementation")
-	f.Var(&opts.gates, "gates", "fast-path gates of --path fast: shapes (eth_ip,vlan,qinq,pppoe,mpls,ipip,gre), all, none or auto (given alone, it sets --path fast)")
+	f.Var(&opts.gates, "gates", "fast-path gates of --path fast: shapes (eth_ip,vlan,qinq,pppoe,mpls,ipip,gre; vxlan,gtpu under --descend), all, none or auto (given alone, it sets --path fast)")
 	f.BoolVar(&opts.stats, "stats", false, "print the per-shape dissector counters instead of the frames (with --format: after them, on stderr)")
 	f.Var(&opts.key, "hash-key", "SipHash key as 32 hex digits (default: the key a capture from xdphash run --write records, else a random key, logged)")
 	f.Var(dissectorFlags{&opts.flags}, "flags", "FLOW_DISSECTOR_F_* flags; skb_get_hash passes STOP_AT_FLOW_LABEL")

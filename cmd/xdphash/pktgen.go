@@ -37,6 +37,7 @@ type pktgenOptions struct {
 	dstMAC   string
 	batch    int
 	write    string
+	descent  descentFlags // --write: check the frames under this policy
 }
 
 // rateFlag is --rate: a packet rate as queues.ParsePacketRate reads it
@@ -79,12 +80,19 @@ Needs root (CAP_BPF, CAP_NET_ADMIN and CAP_NET_RAW).
 
 --write FILE.pcapng writes --count frames of the profile to a capture file
 instead (1 µs apart, or at --rate), with no interface and no privileges: a
-sample for xdphash dissect, verify --pcap and run --pcap.`,
+sample for xdphash dissect, verify --pcap and run --pcap. With --descend (and
+--fou-port, --gue-port) it also dissects each frame written under that opt-in
+UDP tunnel descent, as dissect, verify and run --descend will, and says how
+many frames it descends into per tunnel and how many distinct flows the hash
+then sees against without it (or that no frame enters the policy's tunnels).`,
 		Example: `  xdphash pktgen --profile datacenter --count 10000 --write sample.pcapng
   sudo xdphash pktgen --netns lab --iface veth1 --profile datacenter --count 10000000 --threads 2
   sudo xdphash pktgen --iface veth1 --profile my.yaml --duration 10s --rate 1M --mode afxdp`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.write == "" && (cmd.Flags().Changed("descend") || cmd.Flags().Changed("fou-port") || cmd.Flags().Changed("gue-port")) {
+				return &usageError{cmd: cmd, err: errors.New("--descend, --fou-port and --gue-port check the frames of --write; a sending pktgen does not dissect")}
+			}
 			if opts.write != "" {
 				if opts.iface != "" || opts.duration != 0 || opts.count == 0 || opts.count > maxWriteFrames {
 					return &usageError{cmd: cmd, err: fmt.Errorf("--write takes --count (1 to %d frames) and no --iface or --duration", maxWriteFrames)}
@@ -114,6 +122,7 @@ sample for xdphash dissect, verify --pcap and run --pcap.`,
 	f.StringVar(&opts.dstMAC, "dst-mac", "", "destination MAC (default: the other end of a veth --iface)")
 	f.IntVar(&opts.batch, "batch", 0, "xdp: frames per kernel batch (default the kernel's 64, at most 256)")
 	f.StringVar(&opts.write, "write", "", "write --count frames to this pcapng file instead of sending them")
+	opts.descent.register(f)
 	return cmd
 }
 
@@ -222,6 +231,10 @@ func writeProfile(cmd *cobra.Command, log *slog.Logger, opts *pktgenOptions) err
 			return &usageError{cmd: cmd, err: fmt.Errorf("--dst-mac: %w", err)}
 		}
 	}
+	policy, err := opts.descent.policy()
+	if err != nil {
+		return &usageError{cmd: cmd, err: err}
+	}
 	prof, err := pktgen.LoadProfile(opts.profile)
 	if err != nil {
 		return err
@@ -258,11 +271,18 @@ func writeProfile(cmd *cobra.Command, log *slog.Logger, opts *pktgenOptions) err
 	defer stop()
 	log.Debug("writing frames", "profile", prof.Name, "frames", opts.count, "to", opts.write)
 	st := sched.Stream(1)
+	var chk *descentCheck
+	if !policy.IsZero() {
+		chk = newDescentCheck(policy)
+	}
 	var written uint64
 	for ; written < opts.count && ctx.Err() == nil; written++ {
 		f := capture.Frame{Data: st.Next(), Time: start.Add(time.Duration(float64(written) * nsPerFrame))}
 		if err := w.Write(&f); err != nil {
 			return fmt.Errorf("write %s: %w", opts.write, err)
+		}
+		if chk != nil {
+			chk.add(f.Data)
 		}
 	}
 	if err := w.Flush(); err != nil {
@@ -276,5 +296,8 @@ func writeProfile(cmd *cobra.Command, log *slog.Logger, opts *pktgenOptions) err
 		return &exitError{code: exitInterrupted, err: fmt.Errorf("interrupted after %d of %d frames", written, opts.count)}
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "profile %s: %d frames written to %s\n", prof.Name, opts.count, opts.write)
+	if chk != nil {
+		chk.write(cmd.OutOrStdout())
+	}
 	return nil
 }

@@ -207,7 +207,7 @@ frame is accounted for: received = processed + each counted drop.`,
 	f.Var(newChoiceFlag(&opts.steer, "rps", "reta"), "steer", "steering: RPS (hash high bits) or an RSS indirection table (low bits)")
 	f.StringVar(&opts.retaWeights, "reta-weights", "", "reta steering: one weight per worker, such as 3,1 (default: equal)")
 	opts.rebalance.addFlags(f)
-	f.Var(&opts.gates, "gates", "fast-path gates: shapes (eth_ip,vlan,qinq,pppoe,mpls,ipip,gre), all, none or auto")
+	f.Var(&opts.gates, "gates", "fast-path gates: shapes (eth_ip,vlan,qinq,pppoe,mpls,ipip,gre; vxlan,gtpu under --descend), all, none or auto")
 	opts.descent.register(f)
 	f.DurationVar(&opts.duration, "duration", 0, "stop after this long (0: when the source ends, or on SIGINT/SIGTERM)")
 	f.BoolVar(&opts.stopOnEOF, "stop-on-eof", false, "stop, as asked (exit 0), when standard input ends: for a parent process that drives the run")

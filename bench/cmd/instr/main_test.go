@@ -15,6 +15,7 @@ func TestTableRoundTrip(t *testing.T) {
 		{name: "auto-hit:vlan", kind: rowAutoHit, per: [numLoops]float64{loopEmpty: 10, loopFast: 110, loopClosed: 170}},
 		{name: "auto-miss:vlan", kind: rowAutoMiss, per: [numLoops]float64{loopEmpty: 10, loopFast: 230, loopClosed: 170}},
 		{name: "batch:ipv4", kind: rowBatch, per: [numLoops]float64{loopEmpty: 10, loopHash: 350, loopBatch: 180, loopHashRev: 430, loopBatchRev: 210}},
+		{name: "descend:vxlan", path: "fast:vxlan", kind: rowDescend, per: [numLoops]float64{loopEmpty: 10, loopSlow: 90, loopDescend: 410, loopFast: 160, loopClosed: 440}},
 	}
 	var buf bytes.Buffer
 	writeTable(&buf, rows, 64)
@@ -22,7 +23,8 @@ func TestTableRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]float64{"a": 100, "b": 60, "decline:vlan": 240, "closed:a": 205, "closed:b": 52, "closed:decline:vlan": 125, "batch:ipv4": 170}
+	want := map[string]float64{"a": 100, "b": 60, "decline:vlan": 240, "closed:a": 205, "closed:b": 52, "closed:decline:vlan": 125, "batch:ipv4": 170,
+		"descend:vxlan": 150, "closed:descend:vxlan": 430}
 	if len(got) != len(want) {
 		t.Errorf("parseTable(writeTable) = %v, want %v\n%s", got, want, buf.String())
 	}
@@ -34,6 +36,10 @@ func TestTableRoundTrip(t *testing.T) {
 	// The batch row: single 340, batch 170, ratio 0.50; rev 420, 200, 0.48.
 	if !strings.Contains(buf.String(), "340.0   170.0  0.50   420.0       200.0      0.48") {
 		t.Errorf("the batch row does not show single 340, batch 170, ratio 0.50, rev 420, 200, 0.48:\n%s", buf.String())
+	}
+	// The descent row: outer 80, descended 400, fast 150, closed 430, D = -250.
+	if !strings.Contains(buf.String(), "vxlan    fast:vxlan  80.0   400.0      150.0  430.0   -250.0") {
+		t.Errorf("the descent row does not show its path, outer 80, descended 400, fast 150, closed 430, D -250:\n%s", buf.String())
 	}
 	if !strings.Contains(buf.String(), "+120.0") {
 		t.Errorf("the decline row does not show C = decline - slow = +120:\n%s", buf.String())
@@ -86,6 +92,7 @@ func TestParseTableRejects(t *testing.T) {
 		"not numbers":          "x fast:eth_ip 1 2 two 3 4 5 6\n",
 		"short decline":        "gate slow closed decline C\nvlan 1 2 3\n",
 		"decline not a number": "gate slow closed decline C\nvlan 1 2 three +2\n",
+		"short descent":        "descend path outer descended fast closed D\nvxlan slow 1 2 3\n",
 	} {
 		if _, err := parseTable([]byte(text)); err == nil {
 			t.Errorf("%s: parseTable accepted %q", name, text)
@@ -119,6 +126,11 @@ func TestCommittedTableParses(t *testing.T) {
 	for _, br := range batchRows {
 		if _, ok := got["batch:"+br.name]; !ok {
 			t.Errorf("committed table has no batch row %q", br.name)
+		}
+	}
+	for _, dr := range descendRows() {
+		if _, ok := got["descend:"+dr.name]; !ok {
+			t.Errorf("committed table has no descent row %q", dr.name)
 		}
 	}
 }
