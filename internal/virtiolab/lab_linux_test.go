@@ -3,7 +3,6 @@ package virtiolab_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,7 +16,6 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
-	"github.com/xdphash/xdphash/internal/kernel"
 	"github.com/xdphash/xdphash/internal/virtiolab"
 	"github.com/xdphash/xdphash/internal/virtiolab/guest"
 	"github.com/xdphash/xdphash/internal/xdptest"
@@ -112,9 +110,16 @@ func TestDeviceHashAndQueue(t *testing.T) {
 	k := requireLab(t, "")
 	bin := xdptest.XdphashBinary(t)
 	const sent = 20480
-	l, rep := withStallRetry(t, func() (*virtiolab.Lab, pktgen.Report, error) {
-		return bootAndSend(t, k, bin, sent)
+	l := bootDeviceLab(t, k, bin)
+	rep, err := pktgen.Run(context.Background(), datacenter(t), pktgen.Config{
+		Iface: l.Tap, Enter: l.InNS, Mode: pktgen.ModePacket, Count: sent, Rate: 10000, Mark: steer(t, l),
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Frames != sent {
+		t.Fatalf("the generator sent %d frames, want %d", rep.Frames, sent)
+	}
 	if err := l.Stop(rep.Frames); err != nil {
 		t.Fatal(err)
 	}
@@ -159,6 +164,7 @@ func TestDeviceHashAndQueue(t *testing.T) {
 	if !a.Balanced {
 		t.Errorf("xdphash's accounting does not balance: %+v", a)
 	}
+	checkSteered(t, l, sent, res.Report.Iface)
 	for _, q := range st.Queues {
 		t.Logf("queue %d: %d frames", q.Queue, q.Stats.Frames)
 		if q.Stats.Frames == 0 {
@@ -339,12 +345,13 @@ func TestHungGuestKilled(t *testing.T) {
 	}
 }
 
-// bootAndSend boots TestDeviceHashAndQueue's guest and sends it sent frames
-// of the datacenter profile at 10 kpps.
-func bootAndSend(t *testing.T, k virtiolab.Kernel, bin string, sent uint64) (*virtiolab.Lab, pktgen.Report, error) {
+// bootDeviceLab boots TestDeviceHashAndQueue's guest and waits until its
+// run is ready for traffic.
+func bootDeviceLab(tb testing.TB, k virtiolab.Kernel, bin string) *virtiolab.Lab {
+	tb.Helper()
 	quirks, err := virtiolab.NICQuirks()
 	if err != nil {
-		return nil, pktgen.Report{}, err
+		tb.Fatal(err)
 	}
 	cfg := virtiolab.Config{
 		Kernel: k, Binary: bin, RXHash: true, Queues: 4,
@@ -358,49 +365,70 @@ func bootAndSend(t *testing.T, k virtiolab.Kernel, bin string, sent uint64) (*vi
 	if len(quirks) > 0 {
 		cfg.Steps[0].Args = append(cfg.Steps[0].Args, "--rss-quirks", strings.Join(quirks, ","))
 	}
-	l := newLab(t, cfg)
+	l := newLab(tb, cfg)
 	if err := l.WaitReady(); err != nil {
-		return l, pktgen.Report{}, err
+		tb.Fatal(err)
 	}
-	t.Logf("boot to /init: %v", l.BootTime())
+	tb.Logf("boot to /init: %v", l.BootTime())
+	return l
+}
+
+// datacenter is the datacenter profile's schedule, to the guest.
+func datacenter(tb testing.TB) *pktgen.Schedule {
+	tb.Helper()
 	prof, err := pktgen.Builtin("datacenter")
 	if err != nil {
-		return l, pktgen.Report{}, err
+		tb.Fatal(err)
 	}
 	sched, err := pktgen.NewSchedule(prof, pktgen.MACs{Dst: virtiolab.GuestMAC})
 	if err != nil {
-		return l, pktgen.Report{}, err
+		tb.Fatal(err)
 	}
-	rep, err := pktgen.Run(context.Background(), sched, pktgen.Config{
-		Iface: l.Tap, Enter: l.InNS, Mode: pktgen.ModePacket, Count: sent, Rate: 10000,
-	})
-	if err != nil {
-		return l, rep, err
-	}
-	if rep.Frames != sent {
-		t.Fatalf("the generator sent %d frames, want %d", rep.Frames, sent)
-	}
-	return l, rep, nil
+	return sched
 }
 
-// withStallRetry runs attempt, and once more when the guest stopped taking
-// frames altogether (kernel.ErrReceiverStalled: QEMU's software RSS under
-// TCG now and then stops reading the tap, docs/virtio-lab.md), with the
-// stalled guest's console tail in the log. Any other error, or a second
-// stall, fails the test.
-func withStallRetry(t *testing.T, attempt func() (*virtiolab.Lab, pktgen.Report, error)) (*virtiolab.Lab, pktgen.Report) {
-	t.Helper()
-	for try := 1; ; try++ {
-		l, rep, err := attempt()
-		if err == nil {
-			return l, rep
+// steer sets the lab's tap steering (virtiolab.Lab.SteerByRSS) and returns
+// the frames' marks.
+func steer(tb testing.TB, l *virtiolab.Lab) func([]byte) uint32 {
+	tb.Helper()
+	mark, err := l.SteerByRSS()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return mark
+}
+
+// checkSteered checks that the tap's steering program put every frame sent
+// on a queue by its mark, and that the guest's driver got on each queue
+// exactly the frames that entered on it: QEMU moved none from one queue to
+// another.
+func checkSteered(tb testing.TB, l *virtiolab.Lab, sent uint64, rep guest.Iface) {
+	tb.Helper()
+	c, err := l.Steered()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Logf("tap steering: %v per queue, %d unmarked", c.Queues, c.Unmarked)
+	if c.Total() != sent || c.Unmarked != 0 {
+		tb.Errorf("tap steering: %d frames steered (%d unmarked), want the %d sent, each by its mark", c.Total(), c.Unmarked, sent)
+	}
+	for q, n := range c.Queues {
+		// The driver's frames of the queue: 6.12 counts only those its
+		// XDP program saw, which is every frame while a run has it attached.
+		var name string
+		var after uint64
+		ok := false
+		for _, name = range []string{fmt.Sprintf("rx_queue_%d_packets", q), fmt.Sprintf("rx%d_packets", q), fmt.Sprintf("rx%d_xdp_packets", q)} {
+			if after, ok = rep.DriverAfter[name]; ok {
+				break
+			}
 		}
-		if !errors.Is(err, kernel.ErrReceiverStalled) || try == 2 {
-			t.Fatal(err)
+		if !ok {
+			tb.Errorf("the guest's driver counts no frames of queue %d (ethtool -S): %v", q, rep.DriverAfter)
+			continue
 		}
-		t.Logf("attempt %d: the guest stopped taking frames after %d; booting it again once: %v", try, rep.Frames, err)
-		if l != nil {
-			l.Close()
+		if got := after - rep.DriverBefore[name]; got != n {
+			tb.Errorf("queue %d: %d frames entered QEMU on tap queue %d, the guest's driver received %d on it (%s); want equal (QEMU moved frames between queues)", q, n, q, got, name)
 		}
 	}
 }
