@@ -94,7 +94,7 @@ func setTapSteering(tapFD, progFD int) error {
 func tapSteerProgram(countsFD, queues int) asm.Instructions {
 	const q = asm.R7 // the queue, kept across the call
 	return asm.Instructions{
-		asm.LoadMem(q, asm.R1, int16(unsafe.Offsetof(skBuffMark{}.mark)), asm.Word),
+		asm.LoadMem(q, asm.R1, skBuffMarkOff, asm.Word),
 		asm.Mov.Reg(asm.R2, q),
 		asm.JLT.Imm(asm.R2, int32(queues), "count"),
 		asm.Mov.Imm(asm.R2, int32(queues)),
@@ -112,10 +112,9 @@ func tapSteerProgram(countsFD, queues int) asm.Instructions {
 	}
 }
 
-// skBuffMark is the head of struct __sk_buff, up to its mark.
-type skBuffMark struct {
-	len, pktType, mark uint32
-}
+// skBuffMarkOff is offsetof(struct __sk_buff, mark): after its u32 len
+// and pkt_type.
+const skBuffMarkOff = 8
 
 // TapSteered is what a TapSteering program counted.
 type TapSteered struct {
