@@ -116,7 +116,9 @@ func tapSteerProgram(countsFD, queues int) asm.Instructions {
 // and pkt_type.
 const skBuffMarkOff = 8
 
-// TapSteered is what a TapSteering program counted.
+// TapSteered is what a TapSteering program counted: every frame the tap
+// picked a queue for, including those it then refused because that queue's
+// ring was full (the tap's tx_dropped).
 type TapSteered struct {
 	Queues   []uint64 // frames put on each queue by their mark
 	Unmarked uint64   // frames whose mark named no queue (put on queue 0)
