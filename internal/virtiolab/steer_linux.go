@@ -24,7 +24,7 @@ import (
 func (l *Lab) SteerByRSS() (func(frame []byte) uint32, error) {
 	st := l.rss.Load()
 	if st == nil {
-		return nil, errors.New("virtio lab: steer by RSS: the guest reported no RSS configuration (a receiving step does once it is ready)")
+		return nil, l.guestError("steer by RSS: the guest reported no RSS configuration (a receiving step does once it is ready)")
 	}
 	quirks, err := NICQuirks()
 	if err != nil {
