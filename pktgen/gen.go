@@ -73,6 +73,11 @@ type Config struct {
 	// layer instead of past it: slower, but they pass the egress hook, where
 	// a TCX program such as kernel.VLANPush sees them.
 	ThroughQdisc bool
+	// Mark, when set, gives each of ModePacket's frames an skb mark (it is
+	// called once per distinct frame of the schedule, before the run): for
+	// a program on the interface that steers by the mark, such as the
+	// virtio lab's tap steering program.
+	Mark func(frame []byte) uint32
 }
 
 // Report is what a run did.
@@ -157,6 +162,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.ThroughQdisc && cfg.Mode != ModePacket {
 		return cfg, fmt.Errorf("configure generator: through the qdisc layer is for mode packet, not %q", cfg.Mode)
+	}
+	if cfg.Mark != nil && cfg.Mode != ModePacket {
+		return cfg, fmt.Errorf("configure generator: frame marks are for mode packet, not %q", cfg.Mode)
 	}
 	if cfg.Batch < 0 || cfg.Batch > 256 {
 		return cfg, fmt.Errorf("configure generator: batch of %d frames, want 0 (the kernel's default) to 256", cfg.Batch)

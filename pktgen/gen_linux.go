@@ -93,8 +93,12 @@ func runThreads(ctx context.Context, s *Schedule, cfg Config) (Report, error) {
 			return snd, q, err
 		}
 	case ModePacket:
+		table := &s.table
+		if cfg.Mark != nil {
+			table = s.markedTable(cfg.Mark)
+		}
 		open = func(_, _ int, start uint64) (sender, int, error) {
-			snd, err := kernel.NewPacketSender(before.Index, &s.table, start)
+			snd, err := kernel.NewPacketSender(before.Index, table, start)
 			if err == nil && cfg.ThroughQdisc {
 				if err = snd.ThroughQdisc(); err != nil {
 					snd.Close()

@@ -191,6 +191,18 @@ func TestRunBounds(t *testing.T) {
 	}
 }
 
+// TestRunMarkNeedsPacketMode: only mode packet sends a frame with a mark
+// (Config.Mark); the other modes refuse one rather than drop it silently.
+func TestRunMarkNeedsPacketMode(t *testing.T) {
+	s := builtinSchedule(t, "simple")
+	for _, mode := range []Mode{ModeXDP, ModeAFXDP, ModeKernel} {
+		_, err := Run(context.Background(), s, Config{Iface: "xh-none", Mode: mode, Count: 1, Mark: func([]byte) uint32 { return 1 }})
+		if err == nil || !strings.Contains(err.Error(), "marks are for mode packet") {
+			t.Errorf("mode %s with marks: %v, want a refusal that names mode packet", mode, err)
+		}
+	}
+}
+
 // TestRunKernelPktgen runs mode kernel: where the kernel has no pktgen
 // (this one: CONFIG_NET_PKTGEN is not set, no modules) it must say so.
 func TestRunKernelPktgen(t *testing.T) {

@@ -359,3 +359,16 @@ func (st *Stream) Next() []byte {
 	}
 	return b[:n:n]
 }
+
+// markedTable is the schedule's frame table with each frame's mark.
+func (sc *Schedule) markedTable(mark func(frame []byte) uint32) *kernel.FrameTable {
+	t := sc.table
+	t.Marks = make([]uint32, len(t.Lens))
+	frame := make([]byte, max(kernel.HeadLen, t.MaxLen()))
+	for k, n := range t.Lens {
+		clear(frame)
+		copy(frame, t.Heads[k*kernel.HeadLen:(k+1)*kernel.HeadLen])
+		t.Marks[k] = mark(frame[:n])
+	}
+	return &t
+}

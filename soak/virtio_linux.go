@@ -94,10 +94,17 @@ func runVirtio(ctx context.Context, cfg Config) (_ *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// Each frame enters QEMU on the tap queue of its RSS queue: QEMU 7.2's
+	// software RSS stalls the guest when it has to move frames between
+	// queues (docs/virtio-lab.md).
+	mark, err := lab.SteerByRSS()
+	if err != nil {
+		return nil, err
+	}
 	log.Info("generator", "profile", prof.Name, "mode", pktgen.ModePacket, "rate", cfg.Rate, "duration", cfg.Duration)
 	cpu := startCPU(lab.QEMUPid())
 	gen, genErr := pktgen.Run(ctx, sched, pktgen.Config{
-		Iface: lab.Tap, Enter: lab.InNS, Mode: pktgen.ModePacket, Threads: 1, Rate: cfg.Rate, Duration: cfg.Duration,
+		Iface: lab.Tap, Enter: lab.InNS, Mode: pktgen.ModePacket, Threads: 1, Rate: cfg.Rate, Duration: cfg.Duration, Mark: mark,
 	})
 	if genErr != nil {
 		return nil, genErr

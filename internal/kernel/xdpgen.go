@@ -70,6 +70,10 @@ type FrameTable struct {
 	Heads []byte
 	Lens  []uint16
 	Order []uint32
+	// Marks, when set, holds one skb mark per frame (Marks[k] for frame
+	// k) that PacketSender gives each frame it sends (SO_MARK): for a
+	// program that steers by it, such as a tap's steering program.
+	Marks []uint32
 }
 
 // maxCycle bounds len(Order): the XDP program takes the position modulo the
@@ -85,6 +89,8 @@ func (t *FrameTable) Validate() error {
 		return fmt.Errorf("validate frame table: %d bytes of heads for %d frames, want %d", len(t.Heads), len(t.Lens), HeadLen*len(t.Lens))
 	case len(t.Order) > maxCycle:
 		return fmt.Errorf("validate frame table: cycle of %d frames is longer than %d", len(t.Order), maxCycle)
+	case t.Marks != nil && len(t.Marks) != len(t.Lens):
+		return fmt.Errorf("validate frame table: %d marks for %d frames", len(t.Marks), len(t.Lens))
 	}
 	for k, n := range t.Lens {
 		if n < MinFrameLen || n > MaxFrameLen {

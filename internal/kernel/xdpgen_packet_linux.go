@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"runtime"
@@ -15,7 +16,8 @@ import (
 // interface, 64 frames per sendmmsg, past the interface's qdisc
 // (PACKET_QDISC_BYPASS, Linux 3.14): each frame goes straight to the
 // driver's transmit function. Its socket has protocol 0, so it never receives.
-// It is not safe for concurrent use.
+// A table with Marks sends each frame with its mark (an SO_MARK control
+// message, Linux 5.9). It is not safe for concurrent use.
 type PacketSender struct {
 	fd    int
 	table *FrameTable
@@ -23,6 +25,7 @@ type PacketSender struct {
 	bufs  [][]byte // one per batch slot, zero past HeadLen
 	iovs  []unix.Iovec
 	msgs  []unix.Mmsghdr
+	oobs  [][]byte // one SO_MARK control message per batch slot, with Marks
 	stop  atomic.Bool
 }
 
@@ -67,6 +70,17 @@ func NewPacketSender(ifindex int, t *FrameTable, start uint64) (*PacketSender, e
 		s.msgs[i].Hdr.Iov = &s.iovs[i]
 		s.msgs[i].Hdr.SetIovlen(1)
 	}
+	if t.Marks != nil {
+		s.oobs = make([][]byte, packetBatch)
+		for i := range s.oobs {
+			s.oobs[i] = make([]byte, unix.CmsgSpace(4))
+			h := (*unix.Cmsghdr)(unsafe.Pointer(&s.oobs[i][0]))
+			h.Level, h.Type = unix.SOL_SOCKET, unix.SO_MARK
+			h.SetLen(unix.CmsgLen(4))
+			s.msgs[i].Hdr.Control = &s.oobs[i][0]
+			s.msgs[i].Hdr.SetControllen(len(s.oobs[i]))
+		}
+	}
 	return s, nil
 }
 
@@ -84,6 +98,9 @@ func (s *PacketSender) Send(n uint64) (uint64, error) {
 		pos := s.pos
 		for i := range k {
 			s.iovs[i].SetLen(s.table.Put(s.bufs[i], pos))
+			if s.oobs != nil {
+				binary.NativeEndian.PutUint32(s.oobs[i][unix.CmsgLen(0):], s.table.Marks[s.table.Order[pos]])
+			}
 			if pos++; pos == len(s.table.Order) {
 				pos = 0
 			}

@@ -6,7 +6,9 @@
 // libraries when it is dynamically linked), the virtio-net modules and the
 // guest's Config. The host end of the device is a multi-queue tap in a
 // network namespace of the lab's own, where frames go in through an AF_PACKET
-// socket; the guest's console streams to a log, its results come back as an
+// socket, each on the tap queue of the device queue its RSS picks
+// (Lab.SteerByRSS: QEMU 7.2 stalls when it has to move frames between
+// queues); the guest's console streams to a log, its results come back as an
 // archive on its second serial port.
 //
 // Nothing outlives the lab's process: the namespace is held by a file

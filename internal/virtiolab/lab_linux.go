@@ -24,6 +24,7 @@ import (
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
+	"github.com/xdphash/xdphash/internal/kernel"
 	"github.com/xdphash/xdphash/internal/virtiolab/cpio"
 	"github.com/xdphash/xdphash/internal/virtiolab/guest"
 )
@@ -71,6 +72,7 @@ type Lab struct {
 
 	cfg     Config
 	ns      netns.NsHandle
+	taps    []*os.File // the tap's queues, in QEMU's order (-netdev tap,fds=)
 	qemu    *exec.Cmd
 	stdin   io.WriteCloser
 	started time.Time
@@ -81,6 +83,9 @@ type Lab struct {
 
 	readyOnce, closeOnce sync.Once
 	closeErr             error
+	rss                  atomic.Pointer[guest.RSSState] // the guest's last RSSMarker line
+	steerMu              sync.Mutex
+	steer                *kernel.TapSteering
 	killed               atomic.Bool
 	bootTime             atomic.Int64 // ns from start to the guest's "/init of" line
 }
@@ -163,7 +168,7 @@ func (l *Lab) startInNS(initrd string) (err error) {
 	for _, c := range []string{"default", "all"} {
 		_ = os.WriteFile("/proc/sys/net/ipv6/conf/"+c+"/disable_ipv6", []byte("1"), 0o644)
 	}
-	if err := makeTap(l.Tap); err != nil {
+	if l.taps, err = makeTap(l.Tap, l.cfg.Queues); err != nil {
 		return err
 	}
 	link, err := netlink.LinkByName(l.Tap)
@@ -176,6 +181,7 @@ func (l *Lab) startInNS(initrd string) (err error) {
 	}
 	l.qemu = exec.Command(QEMU, l.qemuArgs(initrd)...)
 	l.qemu.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	l.qemu.ExtraFiles = l.taps
 	l.qemu.Stdout = l.console
 	l.qemu.Stderr = l.console
 	if l.stdin, err = l.qemu.StdinPipe(); err != nil {
@@ -199,6 +205,12 @@ func (l *Lab) startInNS(initrd string) (err error) {
 // inside the device (keep the directory with XDPHASH_LAB_KEEP=1).
 func (l *Lab) qemuArgs(initrd string) []string {
 	c := l.cfg
+	// The tap's queues are the lab's files, QEMU's descriptors 3 and on
+	// (exec.Cmd.ExtraFiles): the lab keeps them to steer the tap.
+	var fds []string
+	for i := range l.taps {
+		fds = append(fds, strconv.Itoa(3+i))
+	}
 	var trace []string
 	if events := os.Getenv(EnvQEMUTrace); events != "" {
 		for ev := range strings.SplitSeq(events, ",") {
@@ -217,7 +229,7 @@ func (l *Lab) qemuArgs(initrd string) []string {
 		"-display", "none", "-no-reboot", "-nodefaults",
 		"-chardev", "stdio,id=con,signal=off", "-serial", "chardev:con",
 		"-serial", "file:"+filepath.Join(l.Dir, "results"),
-		"-netdev", fmt.Sprintf("tap,id=n0,ifname=%s,script=no,downscript=no,queues=%d,vhost=off", l.Tap, c.Queues),
+		"-netdev", "tap,id=n0,vhost=off,fds="+strings.Join(fds, ":"),
 		"-device", fmt.Sprintf("virtio-net-pci,netdev=n0,mq=on,vectors=%d,rss=on,hash=on,ctrl_vlan=off,rx_queue_size=1024,mac=%s", 2*c.Queues+2, GuestMAC),
 	)
 }
@@ -226,33 +238,52 @@ func (l *Lab) qemuArgs(initrd string) []string {
 const EnvQEMUTrace = "XDPHASH_LAB_QEMU_TRACE"
 
 // makeTap creates a persistent multi-queue tap in the calling thread's
-// namespace, for QEMU to open: it goes with the namespace.
-func makeTap(name string) error {
-	fd, err := unix.Open("/dev/net/tun", unix.O_RDWR|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return fmt.Errorf("create tap %s: %w", name, err)
+// namespace and opens its queues, for QEMU: the tap goes with the
+// namespace.
+func makeTap(name string, queues int) (_ []*os.File, err error) {
+	var files []*os.File
+	defer func() {
+		if err != nil {
+			for _, f := range files {
+				f.Close()
+			}
+		}
+	}()
+	for i := range queues {
+		fd, err := unix.Open("/dev/net/tun", unix.O_RDWR|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return nil, fmt.Errorf("create tap %s: %w", name, err)
+		}
+		files = append(files, os.NewFile(uintptr(fd), fmt.Sprintf("%s queue %d", name, i)))
+		var ifr struct {
+			name  [unix.IFNAMSIZ]byte
+			flags uint16
+			_     [22]byte
+		}
+		copy(ifr.name[:], name)
+		ifr.flags = unix.IFF_TAP | unix.IFF_NO_PI | unix.IFF_MULTI_QUEUE | unix.IFF_VNET_HDR
+		if _, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.TUNSETIFF, uintptr(unsafe.Pointer(&ifr))); errno != 0 {
+			return nil, fmt.Errorf("create tap %s: TUNSETIFF (queue %d): %w", name, i, errno)
+		}
+		if i == 0 {
+			if _, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.TUNSETPERSIST, 1); errno != 0 {
+				return nil, fmt.Errorf("create tap %s: TUNSETPERSIST: %w", name, errno)
+			}
+		}
 	}
-	defer unix.Close(fd)
-	var ifr struct {
-		name  [unix.IFNAMSIZ]byte
-		flags uint16
-		_     [22]byte
-	}
-	copy(ifr.name[:], name)
-	ifr.flags = unix.IFF_TAP | unix.IFF_NO_PI | unix.IFF_MULTI_QUEUE | unix.IFF_VNET_HDR
-	if _, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.TUNSETIFF, uintptr(unsafe.Pointer(&ifr))); errno != 0 {
-		return fmt.Errorf("create tap %s: TUNSETIFF: %w", name, errno)
-	}
-	if _, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.TUNSETPERSIST, 1); errno != 0 {
-		return fmt.Errorf("create tap %s: TUNSETPERSIST: %w", name, errno)
-	}
-	return nil
+	return files, nil
 }
 
 // line sees every console line.
 func (l *Lab) line(s string) {
 	if strings.Contains(s, "virtiolab: /init of") && l.bootTime.Load() == 0 {
 		l.bootTime.Store(int64(time.Since(l.started)))
+	}
+	if rest, ok := strings.CutPrefix(strings.TrimSpace(s), guest.RSSMarker); ok {
+		var st guest.RSSState
+		if json.Unmarshal([]byte(rest), &st) == nil {
+			l.rss.Store(&st)
+		}
 	}
 	if strings.HasPrefix(strings.TrimSpace(s), guest.ReadyMarker) {
 		l.readyOnce.Do(func() { close(l.ready) })
@@ -391,6 +422,17 @@ func (l *Lab) Close() error {
 		if l.qemu != nil {
 			<-l.exited
 		}
+		l.steerMu.Lock()
+		if l.steer != nil {
+			if err := l.steer.Close(); err != nil {
+				l.closeErr = fmt.Errorf("virtio lab: %w", err)
+			}
+			l.steer = nil
+		}
+		l.steerMu.Unlock()
+		for _, f := range l.taps {
+			f.Close()
+		}
 		if l.ns.IsOpen() {
 			l.ns.Close()
 		}
@@ -398,7 +440,7 @@ func (l *Lab) Close() error {
 			l.console.close()
 		}
 		if l.Dir != "" && os.Getenv("XDPHASH_LAB_KEEP") == "" {
-			l.closeErr = os.RemoveAll(l.Dir)
+			l.closeErr = errors.Join(l.closeErr, os.RemoveAll(l.Dir))
 		}
 	})
 	return l.closeErr

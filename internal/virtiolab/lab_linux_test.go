@@ -17,7 +17,6 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
-	"github.com/xdphash/xdphash/internal/kernel"
 	"github.com/xdphash/xdphash/internal/virtiolab"
 	"github.com/xdphash/xdphash/internal/virtiolab/guest"
 	"github.com/xdphash/xdphash/internal/xdptest"
@@ -112,9 +111,16 @@ func TestDeviceHashAndQueue(t *testing.T) {
 	k := requireLab(t, "")
 	bin := xdptest.XdphashBinary(t)
 	const sent = 20480
-	l, rep := withStallRetry(t, func() (*virtiolab.Lab, pktgen.Report, error) {
-		return bootAndSend(t, k, bin, sent)
+	l := bootDeviceLab(t, k, bin)
+	rep, err := pktgen.Run(context.Background(), datacenter(t), pktgen.Config{
+		Iface: l.Tap, Enter: l.InNS, Mode: pktgen.ModePacket, Count: sent, Rate: 10000, Mark: steer(t, l),
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Frames != sent {
+		t.Fatalf("the generator sent %d frames, want %d", rep.Frames, sent)
+	}
 	if err := l.Stop(rep.Frames); err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +157,7 @@ func TestDeviceHashAndQueue(t *testing.T) {
 	}
 	// eth0 counts a frame XDP could not hand to AF_XDP in its rx_dropped
 	// too; a frame left on an AF_XDP ring at the stop it delivered.
-	unreceived := a.KernelDrops["rx_left_on_ring"]
+	unreceived := a.KernelDrops["unreceived"]
 	if got := a.Received + unreceived + guestDrops; got != guestRx || kernelDrops-unreceived > guestDrops {
 		t.Errorf("accounting: %d received + %d left on the AF_XDP rings + %d guest drops (of which AF_XDP's %d) = %d, want the guest's %d",
 			a.Received, unreceived, guestDrops, kernelDrops-unreceived, got, guestRx)
@@ -159,6 +165,7 @@ func TestDeviceHashAndQueue(t *testing.T) {
 	if !a.Balanced {
 		t.Errorf("xdphash's accounting does not balance: %+v", a)
 	}
+	checkSteered(t, l, sent, res.Report.Iface)
 	for _, q := range st.Queues {
 		t.Logf("queue %d: %d frames", q.Queue, q.Stats.Frames)
 		if q.Stats.Frames == 0 {
@@ -339,12 +346,13 @@ func TestHungGuestKilled(t *testing.T) {
 	}
 }
 
-// bootAndSend boots TestDeviceHashAndQueue's guest and sends it sent frames
-// of the datacenter profile at 10 kpps.
-func bootAndSend(t *testing.T, k virtiolab.Kernel, bin string, sent uint64) (*virtiolab.Lab, pktgen.Report, error) {
+// bootDeviceLab boots TestDeviceHashAndQueue's guest and waits until its
+// run is ready for traffic.
+func bootDeviceLab(tb testing.TB, k virtiolab.Kernel, bin string) *virtiolab.Lab {
+	tb.Helper()
 	quirks, err := virtiolab.NICQuirks()
 	if err != nil {
-		return nil, pktgen.Report{}, err
+		tb.Fatal(err)
 	}
 	cfg := virtiolab.Config{
 		Kernel: k, Binary: bin, RXHash: true, Queues: 4,
@@ -358,55 +366,99 @@ func bootAndSend(t *testing.T, k virtiolab.Kernel, bin string, sent uint64) (*vi
 	if len(quirks) > 0 {
 		cfg.Steps[0].Args = append(cfg.Steps[0].Args, "--rss-quirks", strings.Join(quirks, ","))
 	}
-	l := newLab(t, cfg)
-	if err := l.WaitReady(); err != nil {
-		return l, pktgen.Report{}, err
+	l := bootLab(tb, cfg)
+	tb.Logf("boot to /init: %v", l.BootTime())
+	return l
+}
+
+// bootLab starts a lab and waits until its receiving step is ready,
+// booting once more when the guest's kernel panicked in its boot
+// (virtiolab.ErrGuestPanicked: an emulation fault under TCG on a loaded
+// host, before xdphash runs in the guest), with the console's tail in the
+// log. Any other failure, or a second panic, fails the test.
+func bootLab(tb testing.TB, cfg virtiolab.Config) *virtiolab.Lab {
+	tb.Helper()
+	for try := 1; ; try++ {
+		l := newLab(tb, cfg)
+		err := l.WaitReady()
+		if err == nil {
+			return l
+		}
+		if !errors.Is(err, virtiolab.ErrGuestPanicked) || try == 2 {
+			tb.Fatal(err)
+		}
+		tb.Logf("boot %d: %v; booting again once", try, err)
+		l.Close()
 	}
-	t.Logf("boot to /init: %v", l.BootTime())
+}
+
+// datacenter is the datacenter profile's schedule, to the guest.
+func datacenter(tb testing.TB) *pktgen.Schedule {
+	tb.Helper()
 	prof, err := pktgen.Builtin("datacenter")
 	if err != nil {
-		return l, pktgen.Report{}, err
+		tb.Fatal(err)
 	}
 	sched, err := pktgen.NewSchedule(prof, pktgen.MACs{Dst: virtiolab.GuestMAC})
 	if err != nil {
-		return l, pktgen.Report{}, err
+		tb.Fatal(err)
 	}
-	rep, err := pktgen.Run(context.Background(), sched, pktgen.Config{
-		Iface: l.Tap, Enter: l.InNS, Mode: pktgen.ModePacket, Count: sent, Rate: 10000,
-	})
+	return sched
+}
+
+// steer sets the lab's tap steering (virtiolab.Lab.SteerByRSS) and returns
+// the frames' marks.
+func steer(tb testing.TB, l *virtiolab.Lab) func([]byte) uint32 {
+	tb.Helper()
+	mark, err := l.SteerByRSS()
 	if err != nil {
-		return l, rep, err
+		tb.Fatal(err)
 	}
-	if rep.Frames != sent {
-		t.Fatalf("the generator sent %d frames, want %d", rep.Frames, sent)
-	}
-	return l, rep, nil
+	return mark
 }
 
-// withStallRetry runs attempt, and once more when the guest stopped taking
-// frames altogether (kernel.ErrReceiverStalled: QEMU's software RSS under
-// TCG now and then stops reading the tap, docs/virtio-lab.md) or its kernel
-// panicked in its boot (virtiolab.ErrGuestPanicked), with the console tail
-// in the log. Any other error, or a second failure, fails the test.
-func withStallRetry(t *testing.T, attempt func() (*virtiolab.Lab, pktgen.Report, error)) (*virtiolab.Lab, pktgen.Report) {
-	t.Helper()
-	for try := 1; ; try++ {
-		l, rep, err := attempt()
-		if err == nil {
-			return l, rep
-		}
-		if !retryable(err) || try == 2 {
-			t.Fatal(err)
-		}
-		t.Logf("attempt %d: the guest stopped taking frames after %d, or did not boot; booting it again once: %v", try, rep.Frames, err)
-		if l != nil {
-			l.Close()
-		}
+// checkSteered checks that the tap's steering program put every frame on a
+// queue by its mark, and that QEMU moved no frame from one queue to
+// another: the guest's driver got on each queue the frames that entered
+// QEMU on it. The program sees a frame the tap then refuses (its queue to
+// QEMU full; counted in the tap's tx_dropped, and sent again), so each
+// queue's count may exceed the driver's by refusals, which add up to the
+// tap's.
+func checkSteered(tb testing.TB, l *virtiolab.Lab, sent uint64, rep guest.Iface) {
+	tb.Helper()
+	c, err := l.Steered()
+	if err != nil {
+		tb.Fatal(err)
 	}
-}
-
-// retryable reports whether err is an emulation failure a lab test boots
-// again for once: a stalled receiver or a guest kernel panic in its boot.
-func retryable(err error) bool {
-	return errors.Is(err, kernel.ErrReceiverStalled) || errors.Is(err, virtiolab.ErrGuestPanicked)
+	refused := tapStats(tb, l).TxDropped
+	tb.Logf("tap steering: %v per queue, %d unmarked; %d refused by the tap", c.Queues, c.Unmarked, refused)
+	if c.Total() != sent+refused || c.Unmarked != 0 {
+		tb.Errorf("tap steering: %d frames steered (%d unmarked), want the %d sent and %d refused, each by its mark", c.Total(), c.Unmarked, sent, refused)
+	}
+	var excess uint64
+	for q, n := range c.Queues {
+		// The driver's frames of the queue: 6.12 counts only those its
+		// XDP program saw, which is every frame while a run has it attached.
+		var name string
+		var after uint64
+		ok := false
+		for _, name = range []string{fmt.Sprintf("rx_queue_%d_packets", q), fmt.Sprintf("rx%d_packets", q), fmt.Sprintf("rx%d_xdp_packets", q)} {
+			if after, ok = rep.DriverAfter[name]; ok {
+				break
+			}
+		}
+		if !ok {
+			tb.Errorf("the guest's driver counts no frames of queue %d (ethtool -S): %v", q, rep.DriverAfter)
+			continue
+		}
+		got := after - rep.DriverBefore[name]
+		if got > n {
+			tb.Errorf("queue %d: %d frames entered QEMU on tap queue %d, the guest's driver received %d on it (%s): QEMU moved frames between queues", q, n, q, got, name)
+			continue
+		}
+		excess += n - got
+	}
+	if excess != refused {
+		tb.Errorf("tap steering: %d frames steered beyond what the driver received on their queues, want the %d the tap refused: QEMU moved frames between queues", excess, refused)
+	}
 }

@@ -168,48 +168,33 @@ func runNICLab(t *testing.T, k virtiolab.Kernel, bin string, rss *guest.RSS, qui
 	if len(quirks) > 0 {
 		args = append(args, "--rss-quirks", strings.Join(quirks, ","))
 	}
-	var sent uint64
-	l, _ := withStallRetry(t, func() (*virtiolab.Lab, pktgen.Report, error) {
-		l := newLab(t, virtiolab.Config{
-			Kernel: k, Binary: bin, RXHash: true, Queues: 4, RSS: rss,
-			Steps: []guest.Step{{
-				Args:  args,
-				Ready: "xdp program", ResetRSS: true, StopOnEOF: true, Files: []string{"/tmp/run.json", guestFrames}, Timeout: 4 * time.Minute,
-			}},
-		})
-		if err := l.WaitReady(); err != nil {
-			return l, pktgen.Report{}, err
-		}
-		t.Logf("boot to /init: %v", l.BootTime())
-		cs, err := pktgen.NewCaptureSchedule("corpus", frames, pktgen.MACs{Dst: virtiolab.GuestMAC})
-		if err != nil {
-			return l, pktgen.Report{}, err
-		}
-		prof, err := pktgen.Builtin("datacenter")
-		if err != nil {
-			return l, pktgen.Report{}, err
-		}
-		ps, err := pktgen.NewSchedule(prof, pktgen.MACs{Dst: virtiolab.GuestMAC})
-		if err != nil {
-			return l, pktgen.Report{}, err
-		}
-		sent = 0
-		var rep pktgen.Report
-		for _, part := range []struct {
-			s     *pktgen.Schedule
-			count uint64
-			rate  float64
-		}{{cs, uint64(len(frames)), corpusRate}, {ps, profileFrames, profileRate}} {
-			rep, err = pktgen.Run(context.Background(), part.s, pktgen.Config{
-				Iface: l.Tap, Enter: l.InNS, Mode: pktgen.ModePacket, Count: part.count, Rate: part.rate,
-			})
-			sent += rep.Frames
-			if err != nil {
-				return l, rep, err
-			}
-		}
-		return l, rep, nil
+	l := bootLab(t, virtiolab.Config{
+		Kernel: k, Binary: bin, RXHash: true, Queues: 4, RSS: rss,
+		Steps: []guest.Step{{
+			Args:  args,
+			Ready: "xdp program", ResetRSS: true, StopOnEOF: true, Files: []string{"/tmp/run.json", guestFrames}, Timeout: 4 * time.Minute,
+		}},
 	})
+	t.Logf("boot to /init: %v", l.BootTime())
+	cs, err := pktgen.NewCaptureSchedule("corpus", frames, pktgen.MACs{Dst: virtiolab.GuestMAC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mark := steer(t, l)
+	var sent uint64
+	for _, part := range []struct {
+		s     *pktgen.Schedule
+		count uint64
+		rate  float64
+	}{{cs, uint64(len(frames)), corpusRate}, {datacenter(t), profileFrames, profileRate}} {
+		rep, err := pktgen.Run(context.Background(), part.s, pktgen.Config{
+			Iface: l.Tap, Enter: l.InNS, Mode: pktgen.ModePacket, Count: part.count, Rate: part.rate, Mark: mark,
+		})
+		sent += rep.Frames
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 	if sent != total {
 		t.Fatalf("the generator sent %d frames, want %d", sent, total)
 	}
@@ -224,6 +209,7 @@ func runNICLab(t *testing.T, k virtiolab.Kernel, bin string, rss *guest.RSS, qui
 	if step.Exit != 0 || step.Error != "" {
 		t.Fatalf("xdphash run in the guest: exit %d %s, want 0 (stopped as asked, at the end of its input)\n%s", step.Exit, step.Error, step.Stderr)
 	}
+	checkSteered(t, l, sent, res.Report.Iface)
 	// Kept with the lab's directory (XDPHASH_LAB_KEEP=1) for a look.
 	if err := os.WriteFile(filepath.Join(l.Dir, "frames.pcapng"), res.Files[guestFrames], 0o644); err != nil {
 		t.Error(err)

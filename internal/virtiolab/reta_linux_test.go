@@ -77,34 +77,23 @@ func TestRETATableDevice(t *testing.T) {
 	for i := range table {
 		table[i] = uint32(queues - 1 - i%queues)
 	}
-	l, rep := withStallRetry(t, func() (*virtiolab.Lab, pktgen.Report, error) {
-		l := newLab(t, virtiolab.Config{
-			Kernel: k, Binary: bin, RXHash: true, Queues: queues, RSS: &guest.RSS{Table: table},
-			Steps: []guest.Step{{
-				Args: []string{guest.InitPath, "run", "--iface", "eth0", "--queues", "all", "--xdp-mode", "native",
-					"--hash", "toeplitz", "--rss-key", "device", "--steer", "reta", "--reta-table", "device",
-					"--workers", "4", "--check-device-hash", "--check-device-queue",
-					"--write", "/tmp/frames.pcapng", "--write-count", "2048", "--out", "/tmp/run.json", "--stop-on-eof"},
-				Ready: "xdp program", ResetRSS: true, StopOnEOF: true, Files: []string{"/tmp/run.json", "/tmp/frames.pcapng"},
-				Timeout: 4 * time.Minute,
-			}},
-		})
-		if err := l.WaitReady(); err != nil {
-			return l, pktgen.Report{}, err
-		}
-		prof, err := pktgen.Builtin("datacenter")
-		if err != nil {
-			return l, pktgen.Report{}, err
-		}
-		sched, err := pktgen.NewSchedule(prof, pktgen.MACs{Dst: virtiolab.GuestMAC})
-		if err != nil {
-			return l, pktgen.Report{}, err
-		}
-		rep, err := pktgen.Run(context.Background(), sched, pktgen.Config{
-			Iface: l.Tap, Enter: l.InNS, Mode: pktgen.ModePacket, Count: sent, Rate: 10000,
-		})
-		return l, rep, err
+	l := bootLab(t, virtiolab.Config{
+		Kernel: k, Binary: bin, RXHash: true, Queues: queues, RSS: &guest.RSS{Table: table},
+		Steps: []guest.Step{{
+			Args: []string{guest.InitPath, "run", "--iface", "eth0", "--queues", "all", "--xdp-mode", "native",
+				"--hash", "toeplitz", "--rss-key", "device", "--steer", "reta", "--reta-table", "device",
+				"--workers", "4", "--check-device-hash", "--check-device-queue",
+				"--write", "/tmp/frames.pcapng", "--write-count", "2048", "--out", "/tmp/run.json", "--stop-on-eof"},
+			Ready: "xdp program", ResetRSS: true, StopOnEOF: true, Files: []string{"/tmp/run.json", "/tmp/frames.pcapng"},
+			Timeout: 4 * time.Minute,
+		}},
 	})
+	rep, err := pktgen.Run(context.Background(), datacenter(t), pktgen.Config{
+		Iface: l.Tap, Enter: l.InNS, Mode: pktgen.ModePacket, Count: sent, Rate: 10000, Mark: steer(t, l),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := l.Stop(rep.Frames); err != nil {
 		t.Fatal(err)
 	}
@@ -116,6 +105,7 @@ func TestRETATableDevice(t *testing.T) {
 	if step.Exit != 0 || step.Error != "" {
 		t.Fatalf("xdphash run in the guest: exit %d %s\n%s", step.Exit, step.Error, step.Stderr)
 	}
+	checkSteered(t, l, sent, res.Report.Iface)
 	if got := res.Report.Iface.RSSTable; !slices.Equal(got, table) {
 		t.Fatalf("the device's table after the run's attach: %v, want the one set, %v", got, table)
 	}

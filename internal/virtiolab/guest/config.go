@@ -23,6 +23,10 @@ const (
 	// ReadyMarker starts the console line the guest prints when a step is
 	// ready for traffic.
 	ReadyMarker = "virtiolab: ready"
+	// RSSMarker starts the console line the guest prints just before
+	// ReadyMarker: the device's RSS configuration then (RSSState, as JSON),
+	// from which the host knows each frame's receive queue.
+	RSSMarker = "virtiolab: rss "
 	// StopCommand starts the console line (the host writes it to QEMU's
 	// stdin, the guest's ttyS0) that stops the step waiting for it: "stop
 	// N", N the frames the host sent, which the guest waits to see on its
@@ -62,6 +66,15 @@ type RSS struct {
 type FlowFields struct {
 	Flow   uint32 `json:"flow"`
 	Fields uint64 `json:"fields"`
+}
+
+// RSSState is the device's RSS configuration when a receiving step is
+// ready: the key (hex), the indirection table and the RXH_* bits of each
+// flow type (tcp4, udp4, tcp6, udp6) that the device reported.
+type RSSState struct {
+	Key    string            `json:"key"`
+	Table  []uint32          `json:"table"`
+	Fields map[string]uint64 `json:"fields"`
 }
 
 // Step is one command the guest runs.

@@ -226,6 +226,23 @@ func resetRSS(iface string, info *Iface) error {
 	return nil
 }
 
+// rssState is the device's RSS configuration as JSON (RSSState).
+func rssState(iface string) ([]byte, error) {
+	c, err := kernel.ReadRSS(iface)
+	if err != nil {
+		return nil, err
+	}
+	st := RSSState{Key: hex.EncodeToString(c.Key), Table: c.Indirection, Fields: map[string]uint64{}}
+	for _, flow := range []kernel.RSSFlowType{kernel.TCPv4Flow, kernel.UDPv4Flow, kernel.TCPv6Flow, kernel.UDPv6Flow} {
+		f, err := kernel.ReadRSSHashFields(iface, flow)
+		if err != nil {
+			return nil, err
+		}
+		st.Fields[flow.String()] = uint64(f)
+	}
+	return json.Marshal(st)
+}
+
 // readStops delivers, for every StopCommand line on the console, the
 // frames it says the host sent.
 func readStops() <-chan uint64 {
@@ -319,6 +336,11 @@ func runStep(i int, s Step, cfg *Config, info *Iface, stop <-chan uint64) StepRe
 				}
 			}
 			endWatch := watchMemory(s.Metrics, &sr)
+			if st, err := rssState(cfg.Iface); err == nil {
+				fmt.Fprintf(os.Stderr, "%s%s\n", RSSMarker, st)
+			} else {
+				fmt.Fprintf(os.Stderr, "virtiolab: read the RSS configuration of %s: %v\n", cfg.Iface, err)
+			}
 			fmt.Fprintf(os.Stderr, "%s %d\n", ReadyMarker, i)
 			select {
 			case n := <-stop:
