@@ -42,7 +42,7 @@ const (
 func (o *searchOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.spec, "search", "", "search the highest rate without loss instead of one soak: ndr (no loss), pdr (0.5% loss), pdr=RATIO, or several, comma-separated (ndr,pdr=0.5%); --duration is then the whole search's budget (default "+defaultSearchBudget.String()+")")
 	f.Var(&o.floor, "search-floor", "--search: the lowest rate tried, frames per second (default 1000)")
-	f.Var(&o.top, "search-top", "--search: the first trial's rate, paced, in place of the generator's unpaced maximum (default max; 20kpps with --lab virtio, whose guest an unpaced sender stalls)")
+	f.Var(&o.top, "search-top", "--search: the first trial's rate, paced, in place of the generator's unpaced maximum (default max; 20kpps with --lab virtio, a bound on the emulated guest's first trial: raise it to search above)")
 	f.Float64Var(&o.width, "search-width", search.DefaultWidth, "--search: the relative width (upper-lower)/upper at which a bracket is narrow enough")
 	f.DurationVar(&o.trial, "trial", 0, "--search: each trial's length (default 2s; 5s with --lab virtio)")
 }
