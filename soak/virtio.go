@@ -29,7 +29,7 @@ const DefaultVirtioRate = 10000
 //  2. tap -> guest: tap tx_packets = the guest's eth0 rx_packets (QEMU
 //     drops nothing it counts; a frame it drops is missing here).
 //  3. guest: eth0 rx_packets = received + frames left on the AF_XDP rings
-//     at the stop (unreceived) + eth0 rx_dropped, where rx_dropped holds the
+//     at the stop (rx_left_on_ring) + eth0 rx_dropped, where rx_dropped holds the
 //     frames XDP could not hand to AF_XDP (XDP_STATISTICS rx_dropped,
 //     rx_ring_full, rx_invalid_descs: virtio-net counts a failed redirect as
 //     its own drop) and the driver's other drops; so rx_dropped is at least
@@ -42,18 +42,18 @@ func checkVirtioAccounting(sent uint64, l LinkDeltas, st *runstats.RunStats) Che
 		return c
 	}
 	a := st.Accounting
-	var xsk, unreceived uint64
+	var xsk, leftOnRing uint64
 	for _, q := range st.Queues {
 		xsk += q.Stats.RxDropped + q.Stats.RxInvalidDescs + q.Stats.RxRingFull
-		unreceived += q.Stats.RxLeftOnRing
+		leftOnRing += q.Stats.RxLeftOnRing
 	}
 	c.Pass = sent == l.PeerTxPackets &&
 		l.PeerTxPackets == l.HostRxPackets &&
-		l.HostRxPackets == a.Received+unreceived+l.HostRxDropped &&
+		l.HostRxPackets == a.Received+leftOnRing+l.HostRxDropped &&
 		xsk <= l.HostRxDropped &&
 		a.Balanced
 	c.Detail = fmt.Sprintf("sent %d = tap out %d (the tap refused %d sends, each sent again); guest eth0 received %d = xdphash received %d + left on the AF_XDP rings %d + eth0 dropped %d (of which AF_XDP drops %d, the driver's own %d); engine: %d processed, %d dropped, balanced %v",
-		sent, l.PeerTxPackets, l.PeerTxDropped, l.HostRxPackets, a.Received, unreceived, l.HostRxDropped, xsk, l.HostRxDropped-min(xsk, l.HostRxDropped), a.Processed, a.Total(), a.Balanced)
+		sent, l.PeerTxPackets, l.PeerTxDropped, l.HostRxPackets, a.Received, leftOnRing, l.HostRxDropped, xsk, l.HostRxDropped-min(xsk, l.HostRxDropped), a.Processed, a.Total(), a.Balanced)
 	return c
 }
 

@@ -247,8 +247,8 @@ func (s *AFXDP) Stop() {
 }
 
 // Close ends every Receive (they return ErrClosed), detaches the XDP program
-// and closes it and its map, counts the frames left on each RX ring as
-// unreceived, and closes the sockets. A queue whose caller still holds the
+// and closes it and its map, counts the frames left on each RX ring
+// (QueueStats.RxLeftOnRing), and closes the sockets. A queue whose caller still holds the
 // frames of its last batch keeps its UMEM mapped until its next Receive, so
 // that those frames stay readable. Close is safe to call more than once and
 // from any goroutine.

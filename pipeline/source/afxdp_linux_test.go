@@ -430,7 +430,7 @@ func waitPending(t *testing.T, q QueueSource, n int) {
 // TestAFXDPStopTakesTheRing delivers frames to the RX ring, stops the
 // source, and receives: every frame on the ring is handed out, without a
 // wait, then Receive returns ErrClosed. Stopped after one batch and closed,
-// the source counts the frames left on the ring as unreceived.
+// the source counts the frames left on the ring (RxLeftOnRing).
 func TestAFXDPStopTakesTheRing(t *testing.T) {
 	for _, mode := range []RxMode{RxPoll, RxSpin} {
 		t.Run(string(mode)+"/drained", func(t *testing.T) {

@@ -76,8 +76,8 @@ type Source interface {
 // Stopper is a Source that can end a run without losing what it already
 // holds: after Stop, each queue's Receive hands out, without waiting, the
 // frames the source had taken in (a bounded number), then returns
-// ErrClosed. Close still undoes the setup, and counts what is left as
-// unreceived.
+// ErrClosed. Close still undoes the setup, and counts what is left
+// (AF_XDP: QueueStats.RxLeftOnRing).
 type Stopper interface {
 	Stop()
 }
