@@ -47,8 +47,11 @@ func TestRunStopOnEOF(t *testing.T) {
 	case <-bound.C:
 		t.Fatal("the run still runs a minute after its input ended")
 	}
+	// How many frames the run took before its input ended depends on the
+	// machine's load (none, at times, under CI): the statistics must be
+	// written and balance whatever it took.
 	st := xdptest.ReadJSON[runstats.RunStats](t, out)
-	if !st.Accounting.Balanced || st.Accounting.Received == 0 {
-		t.Errorf("the run's accounting %+v: want frames, balanced", st.Accounting)
+	if !st.Accounting.Balanced || st.Config.Source != "synthetic:datacenter" {
+		t.Errorf("the run's statistics: source %q, accounting %+v: want synthetic:datacenter, balanced", st.Config.Source, st.Accounting)
 	}
 }
