@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xdphash/xdphash/capture"
 	"github.com/xdphash/xdphash/internal/kernel"
 	"github.com/xdphash/xdphash/internal/vethlab"
 	"github.com/xdphash/xdphash/internal/xdptest"
@@ -186,15 +185,7 @@ func TestPktgenWriteSlowRate(t *testing.T) {
 	if _, stderr, code := runXdphash(t, nil, "pktgen", "--count", "4", "--rate", "0.001", "--write", out); code != exitOK {
 		t.Fatalf("--rate 0.001: exit %d, %s", code, stderr)
 	}
-	f, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := capture.Open(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := openCaptureFile(t, out)
 	var prev time.Time
 	for i := range 4 {
 		_, ci, err := r.ZeroCopyReadPacketData()

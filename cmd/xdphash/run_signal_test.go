@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xdphash/xdphash/capture"
 	"github.com/xdphash/xdphash/internal/xdptest"
 	"github.com/xdphash/xdphash/runstats"
 )
@@ -94,16 +93,11 @@ func TestPktgenWriteSIGINT(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestPktgenWriteSIGINT$")
 	xdptest.StartChild(t, cmd, pktgenSignalChildEnv+"="+file, func(line string) bool { return line == "ready" })
 	interruptChild(t, cmd, "pktgen --write")
-	f, err := os.Open(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := capture.Open(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var frames int
+	r := openCaptureFile(t, file)
+	var (
+		frames int
+		err    error
+	)
 	for {
 		if _, _, err = r.ZeroCopyReadPacketData(); err != nil {
 			break

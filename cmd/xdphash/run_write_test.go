@@ -81,15 +81,7 @@ func TestRunPcapMetadataTag(t *testing.T) {
 		}
 		return stdout
 	}())
-	fh, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
-	r, err := capture.Open(fh)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := openCaptureFile(t, out)
 	for i := range frames {
 		if _, _, err := r.ZeroCopyReadPacketData(); err != nil {
 			t.Fatalf("replay frame %d: %v", i, err)
@@ -138,15 +130,7 @@ func TestDissectCaptureKey(t *testing.T) {
 	if _, stderr, code := runXdphash(t, nil, "run", "--pcap", in, "--write", out); code != exitOK {
 		t.Fatalf("run: exit %d: %s", code, stderr)
 	}
-	fh, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
-	r, err := capture.Open(fh)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := openCaptureFile(t, out)
 	settings, ok, err := capture.ReadSettings(r)
 	if !ok || err != nil || settings.Hash != "kernel" || len(settings.Key) != 32 || settings.Descend != capture.DescendNone {
 		t.Fatalf("the capture's settings %+v, %v, %v; want hash kernel (a file's default), a key, descend none", settings, ok, err)
@@ -208,15 +192,7 @@ func TestRunWriteCount(t *testing.T) {
 	if want := fmt.Sprintf("wrote %d frames to %s", n, out); !strings.Contains(stdout, want) || strings.Contains(stdout, "missed") {
 		t.Errorf("the run's summary does not say %q, or says frames were missed:\n%s", want, stdout)
 	}
-	fh, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
-	r, err := capture.Open(fh)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := openCaptureFile(t, out)
 	frames := 0
 	for ; ; frames++ {
 		if _, _, err := r.ZeroCopyReadPacketData(); err != nil {
@@ -246,15 +222,7 @@ func TestDissectCaptureBeforeSettings(t *testing.T) {
 		t.Fatalf("dissect --hash-key: exit %d: %s", code, stderr)
 	}
 	recs := parseJSONL(t, stdout)
-	fh, err := os.Open(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
-	r, err := capture.Open(fh)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := openCaptureFile(t, file)
 	for i := 0; ; i++ {
 		if _, _, err := r.ZeroCopyReadPacketData(); err != nil {
 			if i != len(recs) || i == 0 {
@@ -293,4 +261,20 @@ func TestCaptureSettings(t *testing.T) {
 			t.Errorf("%v: %q reads back %+v, %v, %v", c.steer.Hash, got, back, ok, err)
 		}
 	}
+}
+
+// openCaptureFile opens the capture at path for reading, closed when the
+// test ends.
+func openCaptureFile(tb testing.TB, path string) capture.Reader {
+	tb.Helper()
+	fh, err := os.Open(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { fh.Close() })
+	r, err := capture.Open(fh)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return r
 }
