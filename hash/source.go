@@ -50,12 +50,7 @@ func (s *Steering) Own() Source {
 // (SourceNone) when there is none; KindKernel and KindToeplitz compute their
 // own whatever the device says.
 func (s *Steering) HashDevice(keys *dissect.FlowKeys, dev uint32, devL4, has bool) (h uint32, l4 bool, src Source) {
-	switch s.hashKind {
-	case KindAuto:
-		if has && devL4 {
-			return dev, true, SourceDevice
-		}
-	case KindDevice:
+	if s.TakesDevice(devL4, has) {
 		if has {
 			return dev, devL4, SourceDevice
 		}
@@ -63,4 +58,18 @@ func (s *Steering) HashDevice(keys *dissect.FlowKeys, dev uint32, devL4, has boo
 	}
 	h, l4 = s.Hash(keys)
 	return h, l4, s.Own()
+}
+
+// TakesDevice tells whether HashDevice, given what the device said (a hash,
+// has, covering the ports, devL4), answers from it rather than computing its
+// own hash: a receive loop hashes the frames it does not take together
+// (HashBatch).
+func (s *Steering) TakesDevice(devL4, has bool) bool {
+	switch s.hashKind {
+	case KindAuto:
+		return has && devL4
+	case KindDevice:
+		return true
+	}
+	return false
 }

@@ -77,6 +77,21 @@ func (d *deviceState) tag(b *source.Batch, i int) dissect.VLANTag {
 	return dissect.VLANTag{TPID: b.Meta[i].VLANProto, TCI: b.Meta[i].VLANTCI}
 }
 
+// ownOnly tells whether every frame of a batch with metadata meta (nil for
+// none) is dissected and hashed as if it had none: no frame has a VLAN tag
+// the loop dissects with, and the steering takes no frame's device hash. The
+// loop then hashes the batch's keys together. On veth, whose XDP frames
+// carry no skb, and on a device that hashes nothing, every batch is such.
+func (d *deviceState) ownOnly(meta []kernel.XDPMetadata, steer *hash.Steering) bool {
+	for i := range meta {
+		m := &meta[i]
+		if m.HasVLAN() && !d.withholdTag || steer.TakesDevice(m.HashType.IsL4(), m.HasHash()) {
+			return false
+		}
+	}
+	return true
+}
+
 // hashMeta dissects into keys and hashes a frame that came with device
 // metadata m (the zero XDPMetadata when the source has none): the metadata VLAN tag goes to
 // the dissector, as the kernel's dissector takes skb->vlan_tci, and the

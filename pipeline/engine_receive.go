@@ -18,9 +18,10 @@ import (
 // RPS: it takes a batch of frames off its source, dissects and hashes each
 // frame once, in place, and writes the Record straight into a slot of the ring
 // to the worker the hash selects. Nothing downstream parses the frame again.
-// Frames without device metadata are dissected a batch at a time and their
-// keys hashed together (Steering.HashBatch), which overlaps the SipHashes of
-// independent frames.
+// A batch whose frames' device metadata changes nothing (no VLAN tag to
+// dissect with, no device hash to take) is dissected a batch at a time and
+// its keys hashed together (Steering.HashBatch), which overlaps the SipHashes
+// of independent frames.
 type receiver struct {
 	e       *Engine
 	index   int // position among the receive loops: the ring index in each worker
@@ -199,7 +200,7 @@ func (r *receiver) process(b *source.Batch) {
 	// on them and reloads nothing through r.
 	frames := b.Frames
 	n := len(frames)
-	plain := len(b.Meta) == 0 && r.dev.plain
+	plain := r.dev.plain && r.dev.ownOnly(b.Meta, r.steer)
 	var (
 		paths  []dissect.Path
 		hashes []uint32
