@@ -191,6 +191,7 @@ func metadataProgram(xsksFD int, calls []asm.Instruction) asm.Instructions {
 		ctx  = asm.R6 // the xdp_md, kept across calls
 		meta = asm.R7 // data_meta, checked to hold XDPMetadataLen bytes
 		data = asm.R8
+		any  = asm.R9 // 1 once a kfunc succeeded
 		// buf is the stack offset of the metadata as it is built: the
 		// XDPMetadataLen bytes below the frame pointer.
 		buf = -XDPMetadataLen
@@ -201,6 +202,7 @@ func metadataProgram(xsksFD int, calls []asm.Instruction) asm.Instructions {
 	}
 	insns := asm.Instructions{
 		asm.Mov.Reg(ctx, asm.R1),
+		asm.Mov.Imm(any, 0),
 		// A kfunc that fails writes nothing: start from zeros.
 		asm.Mov.Imm(asm.R1, 0),
 		asm.StoreMem(asm.RFP, buf, asm.R1, asm.DWord),
@@ -214,20 +216,29 @@ func metadataProgram(xsksFD int, calls []asm.Instruction) asm.Instructions {
 	insns = append(insns,
 		calls[0],
 		asm.StoreMem(asm.RFP, buf+metaTSErr, asm.R0, asm.Half),
+		asm.JNE.Imm(asm.R0, 0, "hash"),
+		asm.Mov.Imm(any, 1),
 		// bpf_xdp_metadata_rx_hash(ctx, &buf->hash, &buf->hash_type)
-		asm.Mov.Reg(asm.R1, ctx))
+		asm.Mov.Reg(asm.R1, ctx).WithSymbol("hash"))
 	insns = append(insns, at(asm.R2, metaHash)...)
 	insns = append(insns, at(asm.R3, metaHashType)...)
 	insns = append(insns,
 		calls[1],
 		asm.StoreMem(asm.RFP, buf+metaHashErr, asm.R0, asm.Half),
+		asm.JNE.Imm(asm.R0, 0, "vlan"),
+		asm.Mov.Imm(any, 1),
 		// bpf_xdp_metadata_rx_vlan_tag(ctx, &buf->tpid, &buf->tci)
-		asm.Mov.Reg(asm.R1, ctx))
+		asm.Mov.Reg(asm.R1, ctx).WithSymbol("vlan"))
 	insns = append(insns, at(asm.R2, metaVLANProto)...)
 	insns = append(insns, at(asm.R3, metaVLANTCI)...)
 	insns = append(insns,
 		calls[2],
 		asm.StoreMem(asm.RFP, buf+metaVLANErr, asm.R0, asm.Half),
+		asm.JNE.Imm(asm.R0, 0, "vlan_failed"),
+		asm.Mov.Imm(any, 1),
+		// Nothing to tell when every kfunc failed: the frame goes without
+		// a record, which spares the kernel the metadata's copy.
+		asm.JEq.Imm(any, 0, "redirect").WithSymbol("vlan_failed"),
 		asm.StoreImm(asm.RFP, buf+metaMagic, xdpMetadataMagic, asm.Word),
 		// bpf_xdp_adjust_meta(ctx, -XDPMetadataLen)
 		asm.Mov.Reg(asm.R1, ctx),
