@@ -1,10 +1,13 @@
 package kernel
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -151,8 +154,8 @@ func TestXSKSetup(t *testing.T) {
 	if st, err := s.Statistics(); err != nil || st != (XSKStatistics{}) {
 		t.Errorf("Statistics() = %+v, %v; want zeros", st, err)
 	}
-	if n := countMappings(t, s.ino); n != 3 {
-		t.Errorf("%d mappings of the socket, want 3 (fill, completion and RX rings)", n)
+	if n := countMappings(t, s.ino); n != 5 {
+		t.Errorf("%d mappings of the socket, want 5 (the library's fill, completion and RX rings, and XSK's own of the fill and RX rings)", n)
 	}
 	ino := s.ino
 	if err := s.Close(); err != nil {
@@ -170,6 +173,69 @@ func TestXSKSetup(t *testing.T) {
 		t.Fatalf("reopen: %v", err)
 	}
 	s.Close()
+}
+
+// TestXSKRingsWrap receives through rings far smaller than the traffic, so
+// that every index wraps many times, in batches that do not divide the
+// rounds: every frame arrives once, in order and whole, none is dropped
+// (the fill ring was always given its frames back), and every frame of the
+// UMEM is always somewhere, free, held, or in a ring.
+func TestXSKRingsWrap(t *testing.T) {
+	lab := newLab(t, 1)
+	r, err := LoadXSKRedirect(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if err := r.Attach(lab.HostIndex, XDPNative); err != nil {
+		t.Fatal(err)
+	}
+	const frames, ring, round, rounds, batch = 48, 16, 12, 40, 5
+	s, err := NewXSK(lab.HostIndex, 0, XSKConfig{Frames: frames, RingSize: ring})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := r.Register(s); err != nil {
+		t.Fatal(err)
+	}
+	inRings := func() int {
+		return int(*s.fill.producer-atomic.LoadUint32(s.fill.consumer)) + s.Pending()
+	}
+	next := 0
+	for k := range rounds {
+		var sent [][]byte
+		for i := range round {
+			sent = append(sent, testFrame(lab.HostMAC, k*round+i, 60))
+		}
+		xdptest.Send(t, lab, sent) // fewer than the RX ring holds: none is dropped
+		timer := time.AfterFunc(5*time.Second, func() { s.Wake() })
+		for got := 0; got < round; {
+			if err := s.Wait(); err != nil {
+				t.Fatal(err)
+			}
+			n := s.Receive(batch)
+			if n == 0 && s.Pending() == 0 {
+				timer.Stop()
+				t.Fatalf("round %d: %d of %d frames in 5s", k, got, round)
+			}
+			for i := range n {
+				f := s.Frame(i)
+				if want := sent[got+i]; !bytes.Equal(f, want) {
+					t.Fatalf("frame %d: got % x, want frame %d, % x", next, f, next, want)
+				}
+				next++
+			}
+			got += n
+			if sum := s.Free() + s.heldFrames() + inRings(); sum != frames {
+				t.Fatalf("after frame %d: %d free, %d held, %d in the rings: %d frames, want %d", next, s.Free(), s.heldFrames(), inRings(), sum, frames)
+			}
+		}
+		timer.Stop()
+	}
+	if st, err := s.Statistics(); err != nil || st != (XSKStatistics{}) {
+		t.Errorf("Statistics() = %+v, %v; want no drop", st, err)
+	}
 }
 
 // TestXSKFailedBindUnmaps binds with zero-copy on veth, which refuses it after

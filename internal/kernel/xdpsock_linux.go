@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -76,35 +76,46 @@ func (c XSKConfig) WithDefaults() (XSKConfig, error) {
 //     the UMEM but not the rings, and a ring mapping holds the socket open:
 //     the socket stays bound and its queue busy (EBUSY on the next bind)
 //     until the process exits. XSK unmaps the rings itself (unmapRings).
-//   - Receive marks its frames free at once: XSK gives them back to the fill
-//     ring only on the next Receive, when the caller is done with them.
-//   - Fill takes fewer frames than offered when the fill ring is short of
-//     room, and says so only in its result: XSK keeps the rest.
-//   - GetDescs scans every frame of the UMEM on each call, a cost that grows
-//     with the UMEM: XSK keeps its own stack of free frames and never calls it.
+//   - Receive and Fill copy descriptors through slices and a bitmap of free
+//     frames, and read both of the kernel's ring indexes on every call, each
+//     a cache line that the kernel's CPU writes (Receive marks its frames
+//     free at once, too, and GetDescs scans the whole UMEM). XSK maps the
+//     fill and RX rings a second time and drives them itself, as libxdp
+//     does: it keeps its own stack of free frames, gives a batch back to
+//     the fill ring only on the next Receive, when the caller is done with
+//     it, and reads an index of the kernel's only when its last reading no
+//     longer covers what it needs.
 //   - Program.Attach first removes whatever program the interface runs,
 //     someone else's too, and attaches through netlink, which a killed
 //     process leaves attached; Detach removes without a mode flag, which
 //     misses a generic-mode program, then waits in a loop for it to go: it
 //     hangs. XSKRedirect replaces the library's program and attach.
 //   - Transmit panics on an unexpected errno: XSK has no TX ring.
-//   - The rings are read and written without memory barriers and without
-//     need_wakeup: correct on x86 (TSO) only, so NewXSK refuses other
-//     architectures; in copy mode the kernel fills the RX ring from its
-//     softirq and never needs a wakeup to receive.
+//   - XSK's ring indexes are read and written with atomic loads and stores
+//     (the library's have no barriers), and it uses no need_wakeup: in copy
+//     mode the kernel fills the RX ring from its softirq and never needs a
+//     wakeup to receive.
 type XSK struct {
-	sock      *xdp.Socket
 	fd        int
 	queue     int
 	ifindex   int
-	ino       uint64     // the socket's inode, naming its ring mappings in /proc/self/maps
-	umem      []byte     // the whole UMEM, for unmapping it
-	chunkMask uint64     // clears the offset within a frame from an address
-	free      []xdp.Desc // frames in no ring and not handed out, a stack
-	held      []xdp.Desc // the frames of the last Receive, the library's slice
-	wake      int        // eventfd that ends a Wait
-	pfds      [2]unix.PollFd
-	metadata  bool // frames carry XDPMetadata (xdpmeta_linux.go)
+	ino       uint64         // the socket's inode, naming its ring mappings in /proc/self/maps
+	umem      []byte         // the whole UMEM, for unmapping it
+	chunkMask uint64         // clears the offset within a frame from an address
+	free      []uint64       // UMEM addresses of frames in no ring and not handed out, a stack
+	held      []unix.XDPDesc // the frames of the last Receive
+	// The fill ring (descriptors: uint64 UMEM addresses) and the RX ring
+	// (unix.XDPDesc), mapped by XSK (ringMaps); this process owns the fill
+	// ring's producer and the RX ring's consumer.
+	fill, rx xskRing
+	ringMaps [2][]byte
+	ringSize uint32
+	// The kernel's indexes as last read: the fill ring's consumer and the
+	// RX ring's producer.
+	fillCons, rxProd uint32
+	wake             int // eventfd that ends a Wait
+	pfds             [2]unix.PollFd
+	metadata         bool // frames carry XDPMetadata (xdpmeta_linux.go)
 }
 
 // bindMu serializes xdp.NewSocket, which reads its bind flags from
@@ -116,9 +127,6 @@ var bindMu sync.Mutex
 // it takes. Frames arrive only once an XDP program redirects the queue's
 // frames to it (XSKRedirect.Register).
 func NewXSK(ifindex, queue int, cfg XSKConfig) (_ *XSK, err error) {
-	if runtime.GOARCH != "amd64" && runtime.GOARCH != "386" {
-		return nil, fmt.Errorf("open AF_XDP socket: %w on %s: asavie/xdp's rings have no memory barriers, which only x86 forgives", ErrNotSupported, runtime.GOARCH)
-	}
 	cfg, err = cfg.WithDefaults()
 	if err != nil {
 		return nil, fmt.Errorf("open AF_XDP socket: %w", err)
@@ -146,7 +154,7 @@ func NewXSK(ifindex, queue int, cfg XSKConfig) (_ *XSK, err error) {
 	if err != nil {
 		return nil, socketError(ifindex, queue, cfg.ZeroCopy, err)
 	}
-	s := &XSK{sock: sock, fd: sock.FD(), queue: queue, ifindex: ifindex, wake: -1, chunkMask: ^uint64(cfg.FrameSize - 1)}
+	s := &XSK{fd: sock.FD(), queue: queue, ifindex: ifindex, wake: -1, chunkMask: ^uint64(cfg.FrameSize - 1)}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -163,13 +171,56 @@ func NewXSK(ifindex, queue int, cfg XSKConfig) (_ *XSK, err error) {
 		return nil, fmt.Errorf("open AF_XDP socket: eventfd: %w", err)
 	}
 	s.pfds = [2]unix.PollFd{{Fd: int32(s.fd), Events: unix.POLLIN}, {Fd: int32(s.wake), Events: unix.POLLIN}}
-	s.free = make([]xdp.Desc, cfg.Frames)
+	if err := s.mapRings(uint32(cfg.RingSize)); err != nil {
+		return nil, fmt.Errorf("open AF_XDP socket on %s queue %d: %w", ifname(ifindex), queue, err)
+	}
+	s.held = make([]unix.XDPDesc, 0, cfg.RingSize)
+	s.free = make([]uint64, cfg.Frames)
 	for i := range s.free {
 		// Pushed in reverse so that frame 0 is handed to the kernel first.
-		s.free[i] = xdp.Desc{Addr: uint64(cfg.Frames-1-i) * uint64(cfg.FrameSize)}
+		s.free[i] = uint64(cfg.Frames-1-i) * uint64(cfg.FrameSize)
 	}
 	s.refill()
 	return s, nil
+}
+
+// mapRings maps the socket's fill and RX rings, of size entries each, for
+// XSK's own use.
+func (s *XSK) mapRings(size uint32) error {
+	var off unix.XDPMmapOffsets
+	olen := uint32(unsafe.Sizeof(off))
+	_, _, errno := unix.Syscall6(unix.SYS_GETSOCKOPT, uintptr(s.fd), unix.SOL_XDP, unix.XDP_MMAP_OFFSETS,
+		uintptr(unsafe.Pointer(&off)), uintptr(unsafe.Pointer(&olen)), 0)
+	if errno != 0 {
+		return fmt.Errorf("read ring offsets: %w", errno)
+	}
+	for i, r := range []struct {
+		name  string
+		pgoff int64
+		off   unix.XDPRingOffset
+		entry uintptr
+		view  *xskRing
+	}{
+		{"fill", unix.XDP_UMEM_PGOFF_FILL_RING, off.Fr, 8, &s.fill},
+		{"RX", unix.XDP_PGOFF_RX_RING, off.Rx, unsafe.Sizeof(unix.XDPDesc{}), &s.rx},
+	} {
+		m, err := unix.Mmap(s.fd, r.pgoff, int(r.off.Desc+uint64(size)*uint64(r.entry)), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE)
+		if err != nil {
+			return fmt.Errorf("map %s ring: %w", r.name, err)
+		}
+		s.ringMaps[i] = m
+		base := unsafe.Pointer(&m[0])
+		*r.view = xskRing{
+			producer: (*uint32)(unsafe.Add(base, r.off.Producer)),
+			consumer: (*uint32)(unsafe.Add(base, r.off.Consumer)),
+			descs:    unsafe.Add(base, r.off.Desc),
+			mask:     size - 1,
+		}
+	}
+	s.ringSize = size
+	s.fillCons = atomic.LoadUint32(s.fill.consumer)
+	s.rxProd = atomic.LoadUint32(s.rx.producer)
+	return nil
 }
 
 // newSocket is xdp.NewSocket with the given bind flags; when it fails after
@@ -224,37 +275,55 @@ func (s *XSK) Queue() int { return s.queue }
 // number, n; Frame(0) to Frame(n-1) are valid until the next Receive, Shutdown
 // or Close. It never blocks: see Wait.
 func (s *XSK) Receive(max int) int {
-	// The library's Receive has already marked the held frames free in its
-	// own books; here they go back to the kernel only now, when the caller
-	// is done with them.
-	for _, d := range s.held {
-		if s.metadata {
-			s.forgetMetadata(d.Addr)
+	if len(s.held) > 0 {
+		for _, d := range s.held {
+			if s.metadata {
+				s.forgetMetadata(d.Addr)
+			}
+			s.free = append(s.free, d.Addr&s.chunkMask)
 		}
-		s.free = append(s.free, xdp.Desc{Addr: d.Addr & s.chunkMask})
+		s.held = s.held[:0]
+		// The kernel takes fill entries only as it fills RX entries: with
+		// nothing given back, the fill ring has not changed for us.
+		s.refill()
 	}
-	s.held = s.held[:0]
-	s.refill()
-	if s.sock.NumReceived() == 0 {
+	cons := *s.rx.consumer // only this process writes it
+	if max <= 0 {
 		return 0
 	}
-	s.held = s.sock.Receive(max)
-	return len(s.held)
+	if s.rxProd == cons {
+		if s.rxProd = atomic.LoadUint32(s.rx.producer); s.rxProd == cons {
+			return 0
+		}
+	}
+	n := min(uint32(max), s.rxProd-cons, uint32(cap(s.held)))
+	for i := range n {
+		s.held = append(s.held, *(*unix.XDPDesc)(unsafe.Add(s.rx.descs, uintptr((cons+i)&s.rx.mask)*unsafe.Sizeof(unix.XDPDesc{}))))
+	}
+	atomic.StoreUint32(s.rx.consumer, cons+n)
+	return int(n)
 }
 
-// refill offers the fill ring as many free frames as it has room for, taken
-// from the top of the free stack.
+// refill puts as many free frames in the fill ring as it has room for, taken
+// from the top of the free stack. It reads the kernel's consumer index only
+// when the room its last reading left is less than the free frames.
 func (s *XSK) refill() {
-	n := min(s.sock.NumFreeFillSlots(), len(s.free))
+	prod := *s.fill.producer // only this process writes it
+	room := s.ringSize - (prod - s.fillCons)
+	if int(room) < len(s.free) {
+		s.fillCons = atomic.LoadUint32(s.fill.consumer)
+		room = s.ringSize - (prod - s.fillCons)
+	}
+	n := min(int(room), len(s.free))
 	if n == 0 {
 		return
 	}
-	offer := s.free[len(s.free)-n:]
-	// Fill takes a prefix of what it is offered when the ring is short of
-	// room; the frames it did not take stay on the stack.
-	took := s.sock.Fill(offer)
-	rest := copy(offer, offer[took:])
-	s.free = s.free[:len(s.free)-n+rest]
+	top := len(s.free) - 1
+	for i := range n {
+		*(*uint64)(unsafe.Add(s.fill.descs, uintptr((prod+uint32(i))&s.fill.mask)*8)) = s.free[top-i]
+	}
+	s.free = s.free[:len(s.free)-n]
+	atomic.StoreUint32(s.fill.producer, prod+uint32(n))
 }
 
 // Frame is frame i of the last Receive, a view into the UMEM valid until the
@@ -279,7 +348,7 @@ func (s *XSK) Pending() int {
 	if s.fd < 0 {
 		return 0
 	}
-	return s.sock.NumReceived()
+	return int(atomic.LoadUint32(s.rx.producer) - *s.rx.consumer)
 }
 
 // Wait blocks in poll(2) until the RX ring has frames or Wake is called.
@@ -368,6 +437,14 @@ func (s *XSK) Shutdown() error {
 		return nil
 	}
 	var errs []error
+	for i, m := range s.ringMaps {
+		if m != nil {
+			if err := unix.Munmap(m); err != nil {
+				errs = append(errs, fmt.Errorf("unmap ring of queue %d: %w", s.queue, err))
+			}
+			s.ringMaps[i] = nil
+		}
+	}
 	if err := unix.Close(s.fd); err != nil {
 		errs = append(errs, fmt.Errorf("close AF_XDP socket of queue %d: %w", s.queue, err))
 	}
