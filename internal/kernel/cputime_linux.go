@@ -61,19 +61,54 @@ func statCPUTime(path string) (time.Duration, error) {
 // /proc/stat: where the kernel's receive work (NAPI polls, XDP, the
 // AF_XDP redirect) is counted when it runs outside a task's own time.
 func SoftirqTime() (time.Duration, error) {
+	t, err := readCPUTime("cpu")
+	if err != nil {
+		return 0, fmt.Errorf("read softirq time: %w", err)
+	}
+	return t.Softirq, nil
+}
+
+// CPUTimeOf reads CPU cpu's times from /proc/stat.
+func CPUTimeOf(cpu int) (CPUTime, error) {
+	t, err := readCPUTime("cpu" + strconv.Itoa(cpu))
+	if err != nil {
+		return CPUTime{}, fmt.Errorf("read the time of CPU %d: %w", cpu, err)
+	}
+	return t, nil
+}
+
+func readCPUTime(name string) (CPUTime, error) {
 	b, err := os.ReadFile("/proc/stat")
 	if err != nil {
-		return 0, fmt.Errorf("read softirq time: %w", err)
+		return CPUTime{}, err
 	}
-	line, _, _ := bytes.Cut(b, []byte("\n"))
-	f := bytes.Fields(line)
-	// cpu user nice system idle iowait irq softirq ...
-	if len(f) < 8 || string(f[0]) != "cpu" {
-		return 0, fmt.Errorf("read softirq time: /proc/stat starts %q", line)
+	return parseCPUTime(b, name)
+}
+
+// parseCPUTime finds the line of CPU name ("cpu" for all, "cpu3") in the
+// text of /proc/stat: "cpu3 user nice system idle iowait irq softirq steal
+// ...", in ticks.
+func parseCPUTime(stat []byte, name string) (CPUTime, error) {
+	for len(stat) > 0 {
+		var line []byte
+		line, stat, _ = bytes.Cut(stat, []byte("\n"))
+		f := bytes.Fields(line)
+		if len(f) == 0 || string(f[0]) != name {
+			continue
+		}
+		if len(f) < 8 {
+			return CPUTime{}, fmt.Errorf("/proc/stat: %q has %d fields, want at least 8", line, len(f))
+		}
+		var v [7]uint64
+		for i := range v {
+			n, err := strconv.ParseUint(string(f[1+i]), 10, 64)
+			if err != nil {
+				return CPUTime{}, fmt.Errorf("/proc/stat: %q: %w", line, err)
+			}
+			v[i] = n
+		}
+		user, nice, system, irq, softirq := v[0], v[1], v[2], v[5], v[6]
+		return CPUTime{Busy: ticks(user + nice + system + irq + softirq), Softirq: ticks(softirq)}, nil
 	}
-	n, err := strconv.ParseUint(string(f[7]), 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("read softirq time: %w", err)
-	}
-	return ticks(n), nil
+	return CPUTime{}, fmt.Errorf("/proc/stat has no line %q", name)
 }

@@ -65,3 +65,27 @@ func TestStatCPUTimeNameWithParens(t *testing.T) {
 		t.Errorf("statCPUTime = %s, %v, want 3s", got, err)
 	}
 }
+
+func TestParseCPUTime(t *testing.T) {
+	stat := []byte("cpu  900 10 300 5000 20 7 70 9 0 0\n" +
+		"cpu0 400 5 100 2500 10 3 30 4 0 0\n" +
+		"cpu1 500 5 200 2500 10 4 40 5 0 0\n" +
+		"intr 12345 0 0\n")
+	got, err := parseCPUTime(stat, "cpu1")
+	// user 500 + nice 5 + system 200 + irq 4 + softirq 40; not idle, iowait or steal.
+	if want := (CPUTime{Busy: 749 * time.Second / userHZ, Softirq: 40 * time.Second / userHZ}); err != nil || got != want {
+		t.Errorf("cpu1: %+v, %v, want %+v", got, err, want)
+	}
+	if got, err := parseCPUTime(stat, "cpu"); err != nil || got.Softirq != 70*time.Second/userHZ {
+		t.Errorf("all CPUs: %+v, %v, want softirq 700ms", got, err)
+	}
+	if _, err := parseCPUTime(stat, "cpu2"); err == nil {
+		t.Error("cpu2 of a 2-CPU /proc/stat: no error")
+	}
+	if _, err := parseCPUTime([]byte("cpu0 1 2 x 4 5 6 7\n"), "cpu0"); err == nil {
+		t.Error("a field that is no number: no error")
+	}
+	if _, err := CPUTimeOf(0); err != nil {
+		t.Errorf("CPU 0 of this machine: %v", err)
+	}
+}

@@ -21,3 +21,8 @@ func ProcessCPUTime(int) (time.Duration, error) {
 func SoftirqTime() (time.Duration, error) {
 	return 0, fmt.Errorf("read softirq time: %w", ErrNotSupported)
 }
+
+// CPUTimeOf fails with ErrNotSupported: it reads Linux's /proc.
+func CPUTimeOf(int) (CPUTime, error) {
+	return CPUTime{}, fmt.Errorf("read the time of a CPU: %w", ErrNotSupported)
+}
