@@ -79,31 +79,45 @@ func BenchmarkAFXDPPipeline(b *testing.B) {
 //     off the same kind of socket and gives them back to the fill ring, and
 //     does nothing else.
 //
+// Both run under the XDP program the sub-benchmark's program names: plain
+// (the redirect alone, --xdp-metadata=false) or metadata (the device-bound
+// program that writes each frame's device metadata, the default of `xdphash
+// run` on a native-mode device).
+//
 // The generator (pktgen's xdp mode, the simple profile, one thread) runs on
 // the first allowed CPU, which also runs the queue's kernel receive work
-// (its XDP_TX frames arrive on Host's queue 0 there); the receivers run on
-// the second. Each of pinnedRounds rounds runs both contenders, in turn
-// first, each on fresh sockets, and times b.N/pinnedRounds frames
-// (timeFrames). Mpps and bare-Mpps are the medians over the rounds,
-// pct-of-bare the median of the rounds' pipeline/bare ratios (min and max
-// beside it), ns/op the pipeline's time per frame over all rounds; the
-// rounds are logged (-test.v). With XDPHASH_BENCH_XDPDRAIN naming a C
-// receive loop built outside the tree (docs/afxdp.md has its source and
-// build), it runs as a third contender in every round (cRound), and
-// C-Mpps and pct-of-C are its median and the pipeline's median ratio to it.
+// (its XDP_TX frames arrive on Host's queue 0 there, in softirq); the
+// receivers run on the second. Each of pinnedRounds rounds runs every
+// contender, in turn first, each on fresh sockets, and times
+// b.N/pinnedRounds frames (timeFrames). Mpps and bare-Mpps are the medians
+// over the rounds, pct-of-bare the median of the rounds' pipeline/bare
+// ratios (min and max beside it), ns/op the pipeline's time per frame over
+// all rounds. The generator's CPU is saturated, so the rates measure what
+// the kernel delivers, less what each receiver costs it: kernel-ns and
+// bare-kernel-ns are the medians of the softirq time on the generator's CPU
+// per frame received (the receive work: the veth's NAPI poll, the XDP
+// program, the copy into the UMEM, the wake-ups), and rx-cpu-ns and
+// bare-rx-cpu-ns the receiving CPU's busy time per frame. The rounds are
+// logged (-test.v). With XDPHASH_BENCH_XDPDRAIN naming a C receive loop
+// built outside the tree (docs/afxdp.md has its interface and build), it
+// runs as a third contender in every round (cRound), always under libxdp's
+// own plain redirect program, and C-Mpps, pct-of-C, C-kernel-ns and
+// C-rx-cpu-ns are its figures.
 //
 //	go test -c -o /tmp/bench.test ./bench
-//	cd bench && /tmp/bench.test -test.run '^$' -test.bench AFXDPPinned -test.benchtime 7000000x -test.v
+//	cd bench && /tmp/bench.test -test.run '^$' -test.bench AFXDPPinned -test.benchtime 11000000x -test.v
 func BenchmarkAFXDPPinned(b *testing.B) {
 	for _, rx := range []source.RxMode{source.RxSpin, source.RxPoll} {
-		b.Run("rx="+string(rx), func(b *testing.B) { benchAFXDPPinned(b, rx) })
+		for _, program := range []string{"plain", "metadata"} {
+			b.Run("rx="+string(rx)+"/program="+program, func(b *testing.B) { benchAFXDPPinned(b, rx, program == "plain") })
+		}
 	}
 }
 
 // pinnedRounds is BenchmarkAFXDPPinned's rounds: odd, for a median.
-const pinnedRounds = 7
+const pinnedRounds = 11
 
-func benchAFXDPPinned(b *testing.B, rx source.RxMode) {
+func benchAFXDPPinned(b *testing.B, rx source.RxMode, plain bool) {
 	cpus, err := kernel.AllowedCPUs()
 	if err != nil {
 		b.Fatal(err)
@@ -116,7 +130,7 @@ func benchAFXDPPinned(b *testing.B, rx source.RxMode) {
 	stop := startGenerator(b, lab, []int{genCPU})
 	defer stop()
 
-	cfg := source.AFXDPConfig{Iface: lab.Host, Mode: source.XDPNative, RxMode: rx}
+	cfg := source.AFXDPConfig{Iface: lab.Host, Mode: source.XDPNative, RxMode: rx, NoMetadata: plain}
 	plan := pipeline.PlanCPUs(pipeline.CPUInput{
 		Loops: 1, Workers: 1, Procs: 1, KernelFed: true, RxMode: rx,
 		Allowed: []int{genCPU, rxCPU}, KernelCPUs: []int{genCPU},
@@ -125,15 +139,18 @@ func benchAFXDPPinned(b *testing.B, rx source.RxMode) {
 		b.Fatalf("CPU plan %v: want the receive loop on CPU %d, stepping its worker", plan.Why, rxCPU)
 	}
 	perRound := max(1, uint64(b.N)/pinnedRounds)
+	cpusOf := roundCPUs{gen: genCPU, rx: rxCPU}
 	contenders := []func() afxdpRound{
-		func() afxdpRound { return bareRound(b, cfg, rxCPU, perRound) },
-		func() afxdpRound { return pipelineRound(b, cfg, 1, &plan, perRound) },
+		func() afxdpRound { return bareRound(b, cfg, cpusOf, perRound) },
+		func() afxdpRound { return pipelineRound(b, cfg, 1, &plan, &cpusOf, perRound) },
 	}
 	cLoop := os.Getenv("XDPHASH_BENCH_XDPDRAIN")
 	if cLoop != "" {
-		contenders = append(contenders, func() afxdpRound { return cRound(b, cLoop, lab.Host, rxCPU, rx, perRound) })
+		contenders = append(contenders, func() afxdpRound { return cRound(b, cLoop, lab.Host, cpusOf, rx, perRound) })
 	}
-	var bare, pipe, c, ratio, cRatio []float64
+	// Per contender (bare, pipeline, C), the rounds' figures.
+	var mpps, kernelNs, rxNs [3][]float64
+	var ratio, cRatio []float64
 	var pipeTotal afxdpRound
 	b.ResetTimer()
 	for round := range pinnedRounds {
@@ -142,40 +159,53 @@ func benchAFXDPPinned(b *testing.B, rx source.RxMode) {
 			i := (round + k) % len(contenders) // each goes first in turn
 			r[i] = contenders[i]()
 		}
+		for i, ri := range r {
+			mpps[i] = append(mpps[i], ri.mpps())
+			kernelNs[i] = append(kernelNs[i], ri.kernelNsPerFrame())
+			rxNs[i] = append(rxNs[i], ri.rxNsPerFrame())
+		}
 		rb, rp := r[0], r[1]
-		bare, pipe = append(bare, rb.mpps()), append(pipe, rp.mpps())
 		ratio = append(ratio, rp.mpps()/rb.mpps())
 		pipeTotal.add(rp)
-		b.Logf("round %d: bare %.3f Mpps (kernel drops %.1f%%), pipeline %.3f Mpps (kernel drops %.1f%%, ring drops %d): %.1f%%",
-			round, rb.mpps(), 100*rb.kernelDropShare(), rp.mpps(), 100*rp.kernelDropShare(), rp.ringDrops, 100*rp.mpps()/rb.mpps())
+		b.Logf("round %d: bare %s; pipeline %s, ring drops %d: %.1f%%", round, rb, rp, rp.ringDrops, 100*rp.mpps()/rb.mpps())
 		if cLoop != "" {
 			rc := r[2]
-			c, cRatio = append(c, rc.mpps()), append(cRatio, rp.mpps()/rc.mpps())
-			b.Logf("round %d: C %.3f Mpps (kernel drops %.1f%%): pipeline %.1f%% of it", round, rc.mpps(), 100*rc.kernelDropShare(), 100*rp.mpps()/rc.mpps())
+			cRatio = append(cRatio, rp.mpps()/rc.mpps())
+			b.Logf("round %d: C %s: pipeline %.1f%% of it", round, rc, 100*rp.mpps()/rc.mpps())
 		}
 	}
 	b.StopTimer()
-	b.ReportMetric(median(pipe), "Mpps")
-	b.ReportMetric(median(bare), "bare-Mpps")
+	b.ReportMetric(median(mpps[1]), "Mpps")
+	b.ReportMetric(median(mpps[0]), "bare-Mpps")
 	b.ReportMetric(100*median(ratio), "pct-of-bare")
 	b.ReportMetric(100*slices.Min(ratio), "pct-min")
 	b.ReportMetric(100*slices.Max(ratio), "pct-max")
+	b.ReportMetric(median(kernelNs[1]), "kernel-ns")
+	b.ReportMetric(median(kernelNs[0]), "bare-kernel-ns")
+	b.ReportMetric(median(rxNs[1]), "rx-cpu-ns")
+	b.ReportMetric(median(rxNs[0]), "bare-rx-cpu-ns")
 	if cLoop != "" {
-		b.ReportMetric(median(c), "C-Mpps")
+		b.ReportMetric(median(mpps[2]), "C-Mpps")
 		b.ReportMetric(100*median(cRatio), "pct-of-C")
+		b.ReportMetric(median(kernelNs[2]), "C-kernel-ns")
+		b.ReportMetric(median(rxNs[2]), "C-rx-cpu-ns")
 	}
 	b.ReportMetric(float64(pipeTotal.ringDrops)/float64(max(1, pipeTotal.received)), "ring-drop-share")
 	b.ReportMetric(float64(pipeTotal.elapsed.Nanoseconds())/float64(pipeTotal.frames), "ns/op")
 }
 
-// bareRound times n frames through bareLoop on cpu.
-func bareRound(b *testing.B, cfg source.AFXDPConfig, cpu int, n uint64) afxdpRound {
+// roundCPUs are the CPUs whose time a round reads: the generator's, which
+// runs the kernel's receive work in softirq, and the receiver's.
+type roundCPUs struct{ gen, rx int }
+
+// bareRound times n frames through bareLoop on cpus.rx.
+func bareRound(b *testing.B, cfg source.AFXDPConfig, cpus roundCPUs, n uint64) afxdpRound {
 	src := openRound(b, cfg)
 	defer src.Close() // on b.Fatal; a second Close changes nothing
 	q := src.Queues()[0]
 	done := make(chan error, 1)
-	go func() { done <- bareLoop(q, cpu) }()
-	r := timeFrames(b, n, func() (uint64, uint64) {
+	go func() { done <- bareLoop(q, cpus.rx) }()
+	r := timeFrames(b, n, &cpus, func() (uint64, uint64) {
 		got := q.Stats().Frames
 		return got, got
 	})
@@ -188,25 +218,28 @@ func bareRound(b *testing.B, cfg source.AFXDPConfig, cpu int, n uint64) afxdpRou
 }
 
 // cRound times n frames through the C receive loop at path (run as
-// "path IFACE CPU N MODE", MODE spin or poll as rx: how it waits on an
-// empty ring), which pins itself to cpu, times n frames after its
+// "path IFACE CPU N MODE GENCPU", MODE spin or poll as rx: how it waits on
+// an empty ring), which pins itself to cpus.rx, times n frames after its
 // first and a warm-up as timeFrames does, and prints the frames and
-// nanoseconds timed, every frame it took, and its socket's rx_dropped,
-// rx_ring_full and rx_fill_ring_empty_descs.
-func cRound(b *testing.B, path, iface string, cpu int, rx source.RxMode, n uint64) afxdpRound {
+// nanoseconds timed, every frame it took, its socket's rx_dropped,
+// rx_ring_full and rx_fill_ring_empty_descs, and the /proc/stat ticks
+// over the timed frames of softirq on GENCPU and busy time on CPU.
+func cRound(b *testing.B, path, iface string, cpus roundCPUs, rx source.RxMode, n uint64) afxdpRound {
 	ctx, cancel := context.WithTimeout(context.Background(), roundLimit)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, path, iface, strconv.Itoa(cpu), strconv.FormatUint(n, 10), string(rx)).Output()
+	out, err := exec.CommandContext(ctx, path, iface, strconv.Itoa(cpus.rx), strconv.FormatUint(n, 10), string(rx), strconv.Itoa(cpus.gen)).Output()
 	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
 		b.Fatalf("C receive loop %s: %v: %s", path, err, ee.Stderr)
 	} else if err != nil {
 		b.Fatalf("C receive loop %s: %v", path, err)
 	}
-	var frames, ns, received, dropped, full, fillEmpty uint64
-	if _, err := fmt.Sscan(string(out), &frames, &ns, &received, &dropped, &full, &fillEmpty); err != nil {
+	var frames, ns, received, dropped, full, fillEmpty, softirq, busy uint64
+	if _, err := fmt.Sscan(string(out), &frames, &ns, &received, &dropped, &full, &fillEmpty, &softirq, &busy); err != nil {
 		b.Fatalf("C receive loop %s printed %q: %v", path, out, err)
 	}
-	return afxdpRound{frames: frames, timedReceived: frames, elapsed: time.Duration(ns), received: received, kernelDrops: dropped + full}
+	const tick = time.Second / 100 // USER_HZ
+	return afxdpRound{frames: frames, timedReceived: frames, elapsed: time.Duration(ns), received: received, kernelDrops: dropped + full,
+		genSoftirq: time.Duration(softirq) * tick, rxBusy: time.Duration(busy) * tick}
 }
 
 // bareLoop is the bare receive loop on one CPU: it pins its thread to cpu,
@@ -256,6 +289,32 @@ type afxdpRound struct {
 	// Over the whole round: frames received off the rings, dropped by the
 	// kernel before them, and dropped at the pipeline's worker rings.
 	received, kernelDrops, ringDrops uint64
+	// Over the timed frames (BenchmarkAFXDPPinned's rounds only): the
+	// softirq time of the generator's CPU and the busy time of the
+	// receiver's.
+	genSoftirq, rxBusy time.Duration
+	genBusy            time.Duration // the generator's CPU, all its busy time (Go contenders only)
+}
+
+// kernelNsPerFrame is the generator CPU's softirq time per frame received.
+func (r afxdpRound) kernelNsPerFrame() float64 {
+	return float64(r.genSoftirq.Nanoseconds()) / float64(max(1, r.timedReceived))
+}
+
+// rxNsPerFrame is the receiving CPU's busy time per frame received.
+func (r afxdpRound) rxNsPerFrame() float64 {
+	return float64(r.rxBusy.Nanoseconds()) / float64(max(1, r.timedReceived))
+}
+
+func (r afxdpRound) String() string {
+	s := fmt.Sprintf("%.3f Mpps (kernel drops %.1f%%)", r.mpps(), 100*r.kernelDropShare())
+	if r.genSoftirq > 0 || r.rxBusy > 0 {
+		s += fmt.Sprintf(", kernel %.0f ns and receiver %.0f ns a frame", r.kernelNsPerFrame(), r.rxNsPerFrame())
+		if r.genBusy > 0 {
+			s += fmt.Sprintf(" (generator's CPU busy %.0f%%)", 100*r.genBusy.Seconds()/r.elapsed.Seconds())
+		}
+	}
+	return s
 }
 
 func (r *afxdpRound) add(o afxdpRound) {
@@ -265,6 +324,8 @@ func (r *afxdpRound) add(o afxdpRound) {
 	r.received += o.received
 	r.kernelDrops += o.kernelDrops
 	r.ringDrops += o.ringDrops
+	r.genSoftirq += o.genSoftirq
+	r.rxBusy += o.rxBusy
 }
 
 func (r afxdpRound) mpps() float64 { return float64(r.frames) / r.elapsed.Seconds() / 1e6 }
@@ -288,7 +349,7 @@ func benchAFXDPPipeline(b *testing.B, queues int, rx source.RxMode) {
 	cfg := source.AFXDPConfig{Iface: lab.Host, Mode: source.XDPNative, RxMode: rx}
 	perRound := max(1, uint64(b.N)/benchRounds)
 	pipe2 := func(b *testing.B, cfg source.AFXDPConfig, n uint64) afxdpRound {
-		return pipelineRound(b, cfg, benchWorkers, nil, n)
+		return pipelineRound(b, cfg, benchWorkers, nil, nil, n)
 	}
 	contenders := [2]func(*testing.B, source.AFXDPConfig, uint64) afxdpRound{drainRound, pipe2}
 	var drain, pipe afxdpRound
@@ -359,7 +420,7 @@ func drainRound(b *testing.B, cfg source.AFXDPConfig, n uint64) afxdpRound {
 		_, err := source.Drain(src, math.MaxUint64, time.Now().Add(roundLimit))
 		done <- err
 	}()
-	r := timeFrames(b, n, func() (uint64, uint64) {
+	r := timeFrames(b, n, nil, func() (uint64, uint64) {
 		var got uint64
 		for _, q := range src.Queues() {
 			got += q.Stats().Frames
@@ -378,10 +439,17 @@ func drainRound(b *testing.B, cfg source.AFXDPConfig, n uint64) afxdpRound {
 }
 
 // pipelineRound times n frames through the engine with workers fifo
-// workers, on plan (nil: the engine's own).
-func pipelineRound(b *testing.B, cfg source.AFXDPConfig, workers int, plan *pipeline.CPUPlan, n uint64) afxdpRound {
+// workers, on plan (nil: the engine's own), reading the times of cpus (nil:
+// none).
+func pipelineRound(b *testing.B, cfg source.AFXDPConfig, workers int, plan *pipeline.CPUPlan, cpus *roundCPUs, n uint64) afxdpRound {
 	src := openRound(b, cfg)
 	defer src.Close() // on b.Fatal; a second Close changes nothing
+	if plan != nil && plan.Procs > 0 {
+		// As `xdphash run` does: the plan was made for this many
+		// processors, and with more the loop and its worker's goroutine
+		// take turns on the receiving CPU through the kernel's scheduler.
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(plan.Procs))
+	}
 	mk, err := queues.ConsumerConfig{}.New("fifo")
 	if err != nil {
 		b.Fatal(err)
@@ -403,7 +471,7 @@ func pipelineRound(b *testing.B, cfg source.AFXDPConfig, workers int, plan *pipe
 	done := xdptest.Go(func() (*runstats.RunStats, error) { return e.Run(ctx) })
 	// The counters as the bare loop's round reads them: no Engine.Stats,
 	// which allocates and takes the workers' locks.
-	r := timeFrames(b, n, func() (uint64, uint64) {
+	r := timeFrames(b, n, cpus, func() (uint64, uint64) {
 		var received uint64
 		for _, q := range src.Queues() {
 			received += q.Stats().Frames
@@ -441,9 +509,10 @@ func (c countingConsumer) Dequeue(now int64, budget queues.Budget, out []queues.
 }
 
 // timeFrames waits for the first frame and warmUp, then times n more frames
-// by count, polling it every millisecond. count returns the frames done (the
-// contender's output) and received (taken off the rings) so far.
-func timeFrames(b *testing.B, n uint64, count func() (done, received uint64)) afxdpRound {
+// by count, polling it every millisecond, and reads the times of cpus (nil:
+// none) over them. count returns the frames done (the contender's output)
+// and received (taken off the rings) so far.
+func timeFrames(b *testing.B, n uint64, cpus *roundCPUs, count func() (done, received uint64)) afxdpRound {
 	deadline := time.Now().Add(roundLimit)
 	for d, _ := count(); d == 0; d, _ = count() {
 		if time.Now().After(deadline) {
@@ -452,6 +521,7 @@ func timeFrames(b *testing.B, n uint64, count func() (done, received uint64)) af
 		time.Sleep(time.Millisecond)
 	}
 	time.Sleep(warmUp)
+	gen0, rx0 := cpuTimes(b, cpus)
 	d0, r0 := count()
 	t0 := time.Now()
 	for {
@@ -459,10 +529,27 @@ func timeFrames(b *testing.B, n uint64, count func() (done, received uint64)) af
 		d, r := count()
 		t := time.Now()
 		if d-d0 >= n {
-			return afxdpRound{frames: d - d0, timedReceived: r - r0, elapsed: t.Sub(t0)}
+			gen1, rx1 := cpuTimes(b, cpus)
+			return afxdpRound{frames: d - d0, timedReceived: r - r0, elapsed: t.Sub(t0),
+				genSoftirq: gen1.Softirq - gen0.Softirq, rxBusy: rx1.Busy - rx0.Busy, genBusy: gen1.Busy - gen0.Busy}
 		}
 		if t.After(deadline) {
 			b.Fatalf("%d of %d frames in %s", d-d0, n, roundLimit)
 		}
 	}
+}
+
+// cpuTimes reads the times of cpus' generator and receiving CPUs (zero for
+// nil).
+func cpuTimes(b *testing.B, cpus *roundCPUs) (gen, rx kernel.CPUTime) {
+	if cpus == nil {
+		return gen, rx
+	}
+	var err1, err2 error
+	gen, err1 = kernel.CPUTimeOf(cpus.gen)
+	rx, err2 = kernel.CPUTimeOf(cpus.rx)
+	if err := errors.Join(err1, err2); err != nil {
+		b.Fatal(err)
+	}
+	return gen, rx
 }
