@@ -291,7 +291,8 @@ func (s *XSK) Receive(max int) int {
 	if max <= 0 {
 		return 0
 	}
-	if s.rxProd == cons {
+	if s.rxProd-cons < uint32(max) {
+		// Short of a full batch: the kernel may have added more since.
 		if s.rxProd = atomic.LoadUint32(s.rx.producer); s.rxProd == cons {
 			return 0
 		}
