@@ -183,15 +183,16 @@ const xdpMDDataMeta = 8
 // virtio header just before the packet). So the kfuncs write into the
 // stack, and the metadata is copied in front of the frame last.
 //
-// When bpf_xdp_adjust_meta fails (a driver without metadata support, or no
-// headroom), the frame is redirected without metadata rather than lost; the
-// socket sees no magic and reports it as not Valid.
+// When every kfunc failed there is nothing to tell, and when
+// bpf_xdp_adjust_meta fails (a driver without metadata support, or no
+// headroom) nothing can be told: either way the frame is redirected without
+// metadata; the socket sees no magic and reports it as not Valid.
 func metadataProgram(xsksFD int, calls []asm.Instruction) asm.Instructions {
 	const (
 		ctx  = asm.R6 // the xdp_md, kept across calls
 		meta = asm.R7 // data_meta, checked to hold XDPMetadataLen bytes
 		data = asm.R8
-		any  = asm.R9 // 1 once a kfunc succeeded
+		told = asm.R9 // 1 once a kfunc succeeded: the record tells something
 		// buf is the stack offset of the metadata as it is built: the
 		// XDPMetadataLen bytes below the frame pointer.
 		buf = -XDPMetadataLen
@@ -202,7 +203,7 @@ func metadataProgram(xsksFD int, calls []asm.Instruction) asm.Instructions {
 	}
 	insns := asm.Instructions{
 		asm.Mov.Reg(ctx, asm.R1),
-		asm.Mov.Imm(any, 0),
+		asm.Mov.Imm(told, 0),
 		// A kfunc that fails writes nothing: start from zeros.
 		asm.Mov.Imm(asm.R1, 0),
 		asm.StoreMem(asm.RFP, buf, asm.R1, asm.DWord),
@@ -217,7 +218,7 @@ func metadataProgram(xsksFD int, calls []asm.Instruction) asm.Instructions {
 		calls[0],
 		asm.StoreMem(asm.RFP, buf+metaTSErr, asm.R0, asm.Half),
 		asm.JNE.Imm(asm.R0, 0, "hash"),
-		asm.Mov.Imm(any, 1),
+		asm.Mov.Imm(told, 1),
 		// bpf_xdp_metadata_rx_hash(ctx, &buf->hash, &buf->hash_type)
 		asm.Mov.Reg(asm.R1, ctx).WithSymbol("hash"))
 	insns = append(insns, at(asm.R2, metaHash)...)
@@ -226,7 +227,7 @@ func metadataProgram(xsksFD int, calls []asm.Instruction) asm.Instructions {
 		calls[1],
 		asm.StoreMem(asm.RFP, buf+metaHashErr, asm.R0, asm.Half),
 		asm.JNE.Imm(asm.R0, 0, "vlan"),
-		asm.Mov.Imm(any, 1),
+		asm.Mov.Imm(told, 1),
 		// bpf_xdp_metadata_rx_vlan_tag(ctx, &buf->tpid, &buf->tci)
 		asm.Mov.Reg(asm.R1, ctx).WithSymbol("vlan"))
 	insns = append(insns, at(asm.R2, metaVLANProto)...)
@@ -235,10 +236,10 @@ func metadataProgram(xsksFD int, calls []asm.Instruction) asm.Instructions {
 		calls[2],
 		asm.StoreMem(asm.RFP, buf+metaVLANErr, asm.R0, asm.Half),
 		asm.JNE.Imm(asm.R0, 0, "vlan_failed"),
-		asm.Mov.Imm(any, 1),
+		asm.Mov.Imm(told, 1),
 		// Nothing to tell when every kfunc failed: the frame goes without
 		// a record, which spares the kernel the metadata's copy.
-		asm.JEq.Imm(any, 0, "redirect").WithSymbol("vlan_failed"),
+		asm.JEq.Imm(told, 0, "redirect").WithSymbol("vlan_failed"),
 		asm.StoreImm(asm.RFP, buf+metaMagic, xdpMetadataMagic, asm.Word),
 		// bpf_xdp_adjust_meta(ctx, -XDPMetadataLen)
 		asm.Mov.Reg(asm.R1, ctx),
