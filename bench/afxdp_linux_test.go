@@ -102,7 +102,11 @@ func BenchmarkAFXDPPipeline(b *testing.B) {
 // built outside the tree (docs/afxdp.md has its interface and build), it
 // runs as a third contender in every round (cRound), always under libxdp's
 // own plain redirect program, and C-Mpps, pct-of-C, C-kernel-ns and
-// C-rx-cpu-ns are its figures.
+// C-rx-cpu-ns are its figures. With XDPHASH_BENCH_TOUCH set, touchRound
+// runs too: the bare loop reading the bytes of each frame the dissector
+// reads, which tells what reading the frames costs the kernel apart from
+// the pipeline's own work (touch-Mpps, touch-pct-of-bare, touch-kernel-ns,
+// touch-rx-cpu-ns).
 //
 //	go test -c -o /tmp/bench.test ./bench
 //	cd bench && /tmp/bench.test -test.run '^$' -test.bench AFXDPPinned -test.benchtime 11000000x -test.v
@@ -144,13 +148,19 @@ func benchAFXDPPinned(b *testing.B, rx source.RxMode, plain bool) {
 		func() afxdpRound { return bareRound(b, cfg, cpusOf, perRound) },
 		func() afxdpRound { return pipelineRound(b, cfg, 1, &plan, &cpusOf, perRound) },
 	}
-	cLoop := os.Getenv("XDPHASH_BENCH_XDPDRAIN")
+	cLoop, cIndex := os.Getenv("XDPHASH_BENCH_XDPDRAIN"), -1
 	if cLoop != "" {
+		cIndex = len(contenders)
 		contenders = append(contenders, func() afxdpRound { return cRound(b, cLoop, lab.Host, cpusOf, rx, perRound) })
 	}
-	// Per contender (bare, pipeline, C), the rounds' figures.
-	var mpps, kernelNs, rxNs [3][]float64
-	var ratio, cRatio []float64
+	touchIndex := -1
+	if os.Getenv("XDPHASH_BENCH_TOUCH") != "" {
+		touchIndex = len(contenders)
+		contenders = append(contenders, func() afxdpRound { return touchRound(b, cfg, cpusOf, perRound) })
+	}
+	// Per contender (bare, pipeline, then C and touch), the rounds' figures.
+	var mpps, kernelNs, rxNs [4][]float64
+	var ratio, cRatio, touchRatio []float64
 	var pipeTotal afxdpRound
 	b.ResetTimer()
 	for round := range pinnedRounds {
@@ -168,10 +178,15 @@ func benchAFXDPPinned(b *testing.B, rx source.RxMode, plain bool) {
 		ratio = append(ratio, rp.mpps()/rb.mpps())
 		pipeTotal.add(rp)
 		b.Logf("round %d: bare %s; pipeline %s, ring drops %d: %.1f%%", round, rb, rp, rp.ringDrops, 100*rp.mpps()/rb.mpps())
-		if cLoop != "" {
-			rc := r[2]
+		if cIndex >= 0 {
+			rc := r[cIndex]
 			cRatio = append(cRatio, rp.mpps()/rc.mpps())
 			b.Logf("round %d: C %s: pipeline %.1f%% of it", round, rc, 100*rp.mpps()/rc.mpps())
+		}
+		if touchIndex >= 0 {
+			rt := r[touchIndex]
+			touchRatio = append(touchRatio, rt.mpps()/rb.mpps())
+			b.Logf("round %d: touch %s: %.1f%% of bare", round, rt, 100*rt.mpps()/rb.mpps())
 		}
 	}
 	b.StopTimer()
@@ -184,11 +199,17 @@ func benchAFXDPPinned(b *testing.B, rx source.RxMode, plain bool) {
 	b.ReportMetric(median(kernelNs[0]), "bare-kernel-ns")
 	b.ReportMetric(median(rxNs[1]), "rx-cpu-ns")
 	b.ReportMetric(median(rxNs[0]), "bare-rx-cpu-ns")
-	if cLoop != "" {
-		b.ReportMetric(median(mpps[2]), "C-Mpps")
+	if cIndex >= 0 {
+		b.ReportMetric(median(mpps[cIndex]), "C-Mpps")
 		b.ReportMetric(100*median(cRatio), "pct-of-C")
-		b.ReportMetric(median(kernelNs[2]), "C-kernel-ns")
-		b.ReportMetric(median(rxNs[2]), "C-rx-cpu-ns")
+		b.ReportMetric(median(kernelNs[cIndex]), "C-kernel-ns")
+		b.ReportMetric(median(rxNs[cIndex]), "C-rx-cpu-ns")
+	}
+	if touchIndex >= 0 {
+		b.ReportMetric(median(mpps[touchIndex]), "touch-Mpps")
+		b.ReportMetric(100*median(touchRatio), "touch-pct-of-bare")
+		b.ReportMetric(median(kernelNs[touchIndex]), "touch-kernel-ns")
+		b.ReportMetric(median(rxNs[touchIndex]), "touch-rx-cpu-ns")
 	}
 	b.ReportMetric(float64(pipeTotal.ringDrops)/float64(max(1, pipeTotal.received)), "ring-drop-share")
 	b.ReportMetric(float64(pipeTotal.elapsed.Nanoseconds())/float64(pipeTotal.frames), "ns/op")
@@ -200,11 +221,37 @@ type roundCPUs struct{ gen, rx int }
 
 // bareRound times n frames through bareLoop on cpus.rx.
 func bareRound(b *testing.B, cfg source.AFXDPConfig, cpus roundCPUs, n uint64) afxdpRound {
+	return loopRound(b, cfg, cpus, n, nil)
+}
+
+// touchRound times n frames through bareLoop on cpus.rx, reading the bytes
+// of each frame that the dissector reads of an Ethernet, IPv4 and TCP
+// frame (its first and its 38th): what reading the frames costs, apart from
+// the pipeline's work.
+func touchRound(b *testing.B, cfg source.AFXDPConfig, cpus roundCPUs, n uint64) afxdpRound {
+	var sum byte
+	r := loopRound(b, cfg, cpus, n, func(batch *source.Batch) {
+		for _, f := range batch.Frames {
+			if len(f) >= 38 {
+				sum += f[0] + f[37]
+			}
+		}
+	})
+	touchSum = sum
+	return r
+}
+
+// touchSum keeps touchRound's reads from being compiled away.
+var touchSum byte
+
+// loopRound times n frames through bareLoop on cpus.rx, which calls each
+// (nil: nothing) with every batch.
+func loopRound(b *testing.B, cfg source.AFXDPConfig, cpus roundCPUs, n uint64, each func(*source.Batch)) afxdpRound {
 	src := openRound(b, cfg)
 	defer src.Close() // on b.Fatal; a second Close changes nothing
 	q := src.Queues()[0]
 	done := make(chan error, 1)
-	go func() { done <- bareLoop(q, cpus.rx) }()
+	go func() { done <- bareLoop(q, cpus.rx, each) }()
 	r := timeFrames(b, n, &cpus, func() (uint64, uint64) {
 		got := q.Stats().Frames
 		return got, got
@@ -244,10 +291,10 @@ func cRound(b *testing.B, path, iface string, cpus roundCPUs, rx source.RxMode, 
 
 // bareLoop is the bare receive loop on one CPU: it pins its thread to cpu,
 // then takes batches off q (each Receive gives the previous batch's frames
-// back to the fill ring) and does nothing with them, until q's source is
-// closed. The thread stays locked, so that it ends with the goroutine and
-// its affinity with it.
-func bareLoop(q source.QueueSource, cpu int) error {
+// back to the fill ring) and does nothing with them but call each (when not
+// nil), until q's source is closed. The thread stays locked, so that it ends
+// with the goroutine and its affinity with it.
+func bareLoop(q source.QueueSource, cpu int, each func(*source.Batch)) error {
 	runtime.LockOSThread()
 	if err := kernel.SetAffinity(cpu); err != nil {
 		return err
@@ -259,6 +306,9 @@ func bareLoop(q source.QueueSource, cpu int) error {
 				return nil
 			}
 			return err
+		}
+		if each != nil {
+			each(b)
 		}
 	}
 }
