@@ -48,23 +48,31 @@ func TestReceiveLoopBatchHash(t *testing.T) {
 					want[w] = append(want[w], rec)
 				}
 				r.process(r.batch)
-				for w, wk := range e.workers {
-					first, second := wk.rings[0].Peek()
-					got := append(append([]queues.Record(nil), first...), second...)
-					if len(got) != len(want[w]) {
-						t.Fatalf("worker %d got %d records, want %d", w, len(got), len(want[w]))
-					}
-					for i := range got {
-						g, x := got[i], want[w][i]
-						x.Len, x.Arrival, x.Queue = g.Len, g.Arrival, g.Queue
-						if g != x {
-							t.Fatalf("worker %d record %d:\n got %+v\nwant %+v", w, i, g, x)
-						}
-					}
-					wk.rings[0].Release(len(got))
-				}
+				takeRecords(t, e, want)
 			}
 		})
+	}
+}
+
+// takeRecords checks that the ring from the first receive loop to each
+// worker w holds want[w], in order (Len, Arrival and Queue aside), and
+// empties it.
+func takeRecords(t *testing.T, e *Engine, want [][]queues.Record) {
+	t.Helper()
+	for w, wk := range e.workers {
+		first, second := wk.rings[0].Peek()
+		got := append(append([]queues.Record(nil), first...), second...)
+		if len(got) != len(want[w]) {
+			t.Fatalf("worker %d got %d records, want %d", w, len(got), len(want[w]))
+		}
+		for i := range got {
+			g, x := got[i], want[w][i]
+			x.Len, x.Arrival, x.Queue = g.Len, g.Arrival, g.Queue
+			if g != x {
+				t.Fatalf("worker %d record %d:\n got %+v\nwant %+v", w, i, g, x)
+			}
+		}
+		wk.rings[0].Release(len(got))
 	}
 }
 
@@ -172,21 +180,7 @@ func TestReceiveLoopMetadataBatch(t *testing.T) {
 					want[w] = append(want[w], rec)
 				}
 				r.process(r.batch)
-				for w, wk := range e.workers {
-					first, second := wk.rings[0].Peek()
-					got := append(append([]queues.Record(nil), first...), second...)
-					if len(got) != len(want[w]) {
-						t.Fatalf("worker %d got %d records, want %d", w, len(got), len(want[w]))
-					}
-					for i := range got {
-						g, x := got[i], want[w][i]
-						x.Len, x.Arrival, x.Queue = g.Len, g.Arrival, g.Queue
-						if g != x {
-							t.Fatalf("worker %d record %d:\n got %+v\nwant %+v", w, i, g, x)
-						}
-					}
-					wk.rings[0].Release(len(got))
-				}
+				takeRecords(t, e, want)
 			}
 			if r.dev.sources != sources {
 				t.Errorf("hash sources %v, want %v", r.dev.sources, sources)

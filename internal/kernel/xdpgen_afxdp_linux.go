@@ -107,33 +107,16 @@ func NewXSKSender(ifindex, queue int, t *FrameTable, start uint64) (_ *XSKSender
 
 // mapRings maps the TX and completion rings for the sender's own use.
 func (s *XSKSender) mapRings() error {
-	var off unix.XDPMmapOffsets
-	size := uint32(unsafe.Sizeof(off))
-	_, _, errno := unix.Syscall6(unix.SYS_GETSOCKOPT, uintptr(s.fd), unix.SOL_XDP, unix.XDP_MMAP_OFFSETS,
-		uintptr(unsafe.Pointer(&off)), uintptr(unsafe.Pointer(&size)), 0)
-	if errno != 0 {
-		return fmt.Errorf("read ring offsets: %w", errno)
+	off, err := ringOffsets(s.fd)
+	if err != nil {
+		return err
 	}
-	var err error
-	mmap := func(pgoff int64, length uint64) ([]byte, error) {
-		return unix.Mmap(s.fd, pgoff, int(length), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE)
-	}
-	if s.txMap, err = mmap(unix.XDP_PGOFF_TX_RING, off.Tx.Desc+xskSendRing*uint64(unsafe.Sizeof(unix.XDPDesc{}))); err != nil {
+	if s.txMap, s.tx, err = mapRing(s.fd, unix.XDP_PGOFF_TX_RING, off.Tx, xskSendRing, unsafe.Sizeof(unix.XDPDesc{})); err != nil {
 		return fmt.Errorf("map TX ring: %w", err)
 	}
-	if s.compMap, err = mmap(unix.XDP_UMEM_PGOFF_COMPLETION_RING, off.Cr.Desc+xskSendRing*8); err != nil {
+	if s.compMap, s.comp, err = mapRing(s.fd, unix.XDP_UMEM_PGOFF_COMPLETION_RING, off.Cr, xskSendRing, 8); err != nil {
 		return fmt.Errorf("map completion ring: %w", err)
 	}
-	ring := func(m []byte, o unix.XDPRingOffset) xskRing {
-		base := unsafe.Pointer(&m[0])
-		return xskRing{
-			producer: (*uint32)(unsafe.Add(base, o.Producer)),
-			consumer: (*uint32)(unsafe.Add(base, o.Consumer)),
-			descs:    unsafe.Add(base, o.Desc),
-			mask:     xskSendRing - 1,
-		}
-	}
-	s.tx, s.comp = ring(s.txMap, off.Tx), ring(s.compMap, off.Cr)
 	return nil
 }
 

@@ -187,40 +187,50 @@ func NewXSK(ifindex, queue int, cfg XSKConfig) (_ *XSK, err error) {
 // mapRings maps the socket's fill and RX rings, of size entries each, for
 // XSK's own use.
 func (s *XSK) mapRings(size uint32) error {
-	var off unix.XDPMmapOffsets
-	olen := uint32(unsafe.Sizeof(off))
-	_, _, errno := unix.Syscall6(unix.SYS_GETSOCKOPT, uintptr(s.fd), unix.SOL_XDP, unix.XDP_MMAP_OFFSETS,
-		uintptr(unsafe.Pointer(&off)), uintptr(unsafe.Pointer(&olen)), 0)
-	if errno != 0 {
-		return fmt.Errorf("read ring offsets: %w", errno)
+	off, err := ringOffsets(s.fd)
+	if err != nil {
+		return err
 	}
-	for i, r := range []struct {
-		name  string
-		pgoff int64
-		off   unix.XDPRingOffset
-		entry uintptr
-		view  *xskRing
-	}{
-		{"fill", unix.XDP_UMEM_PGOFF_FILL_RING, off.Fr, 8, &s.fill},
-		{"RX", unix.XDP_PGOFF_RX_RING, off.Rx, unsafe.Sizeof(unix.XDPDesc{}), &s.rx},
-	} {
-		m, err := unix.Mmap(s.fd, r.pgoff, int(r.off.Desc+uint64(size)*uint64(r.entry)), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE)
-		if err != nil {
-			return fmt.Errorf("map %s ring: %w", r.name, err)
-		}
-		s.ringMaps[i] = m
-		base := unsafe.Pointer(&m[0])
-		*r.view = xskRing{
-			producer: (*uint32)(unsafe.Add(base, r.off.Producer)),
-			consumer: (*uint32)(unsafe.Add(base, r.off.Consumer)),
-			descs:    unsafe.Add(base, r.off.Desc),
-			mask:     size - 1,
-		}
+	if s.ringMaps[0], s.fill, err = mapRing(s.fd, unix.XDP_UMEM_PGOFF_FILL_RING, off.Fr, size, 8); err != nil {
+		return fmt.Errorf("map fill ring: %w", err)
+	}
+	if s.ringMaps[1], s.rx, err = mapRing(s.fd, unix.XDP_PGOFF_RX_RING, off.Rx, size, unsafe.Sizeof(unix.XDPDesc{})); err != nil {
+		return fmt.Errorf("map RX ring: %w", err)
 	}
 	s.ringSize = size
 	s.fillCons = atomic.LoadUint32(s.fill.consumer)
 	s.rxProd = atomic.LoadUint32(s.rx.producer)
 	return nil
+}
+
+// ringOffsets reads where the producer, consumer and descriptors of each of
+// the AF_XDP socket fd's rings lie in their mappings.
+func ringOffsets(fd int) (unix.XDPMmapOffsets, error) {
+	var off unix.XDPMmapOffsets
+	size := uint32(unsafe.Sizeof(off))
+	_, _, errno := unix.Syscall6(unix.SYS_GETSOCKOPT, uintptr(fd), unix.SOL_XDP, unix.XDP_MMAP_OFFSETS,
+		uintptr(unsafe.Pointer(&off)), uintptr(unsafe.Pointer(&size)), 0)
+	if errno != 0 {
+		return off, fmt.Errorf("read ring offsets: %w", errno)
+	}
+	return off, nil
+}
+
+// mapRing maps the ring of socket fd at page offset pgoff, laid out as off
+// says, of entries descriptors of entrySize bytes, and returns the mapping
+// and a view of it.
+func mapRing(fd int, pgoff int64, off unix.XDPRingOffset, entries uint32, entrySize uintptr) ([]byte, xskRing, error) {
+	m, err := unix.Mmap(fd, pgoff, int(off.Desc+uint64(entries)*uint64(entrySize)), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE)
+	if err != nil {
+		return nil, xskRing{}, err
+	}
+	base := unsafe.Pointer(&m[0])
+	return m, xskRing{
+		producer: (*uint32)(unsafe.Add(base, off.Producer)),
+		consumer: (*uint32)(unsafe.Add(base, off.Consumer)),
+		descs:    unsafe.Add(base, off.Desc),
+		mask:     entries - 1,
+	}, nil
 }
 
 // newSocket is xdp.NewSocket with the given bind flags; when it fails after
