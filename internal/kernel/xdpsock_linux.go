@@ -293,8 +293,10 @@ func (s *XSK) Receive(max int) int {
 			s.free = append(s.free, d.Addr&s.chunkMask)
 		}
 		s.held = s.held[:0]
-		// The kernel takes fill entries only as it fills RX entries: with
-		// nothing given back, the fill ring has not changed for us.
+		// The kernel takes fill entries only for the frames it receives,
+		// which come back through the RX ring, and the last refill placed
+		// every free frame or found the ring full: with nothing given
+		// back, a refill has nothing to give.
 		s.refill()
 	}
 	cons := *s.rx.consumer // only this process writes it
