@@ -109,7 +109,6 @@ type XSK struct {
 	// ring's producer and the RX ring's consumer.
 	fill, rx xskRing
 	ringMaps [2][]byte
-	ringSize uint32
 	// The kernel's indexes as last read: the fill ring's consumer and the
 	// RX ring's producer.
 	fillCons, rxProd uint32
@@ -197,7 +196,6 @@ func (s *XSK) mapRings(size uint32) error {
 	if s.ringMaps[1], s.rx, err = mapRing(s.fd, unix.XDP_PGOFF_RX_RING, off.Rx, size, unsafe.Sizeof(unix.XDPDesc{})); err != nil {
 		return fmt.Errorf("map RX ring: %w", err)
 	}
-	s.ringSize = size
 	s.fillCons = atomic.LoadUint32(s.fill.consumer)
 	s.rxProd = atomic.LoadUint32(s.rx.producer)
 	return nil
@@ -322,10 +320,11 @@ func (s *XSK) Receive(max int) int {
 // when the room its last reading left is less than the free frames.
 func (s *XSK) refill() {
 	prod := *s.fill.producer // only this process writes it
-	room := s.ringSize - (prod - s.fillCons)
+	size := s.fill.mask + 1
+	room := size - (prod - s.fillCons)
 	if int(room) < len(s.free) {
 		s.fillCons = atomic.LoadUint32(s.fill.consumer)
-		room = s.ringSize - (prod - s.fillCons)
+		room = size - (prod - s.fillCons)
 	}
 	n := min(int(room), len(s.free))
 	if n == 0 {
