@@ -8,7 +8,7 @@ import (
 
 var (
 	hashSource  = prometheus.NewDesc("xdphash_hash_source_frames_total", "Frames by where their flow hash came from: computed here (kernel, toeplitz), the device's (device), or none.", []string{"source"}, nil)
-	deviceCheck = prometheus.NewDesc("xdphash_device_hash_check_frames_total", "The device-hash check (--check-device-hash): frames seen, with a device hash, checked, and in conflict with xdphash's hash.", []string{"count"}, nil)
+	deviceCheck = prometheus.NewDesc("xdphash_device_hash_check_frames_total", "The device-hash check (--check-device-hash): frames seen, with a device hash, checked, in conflict with xdphash's hash, and of flows sharing a hash with another by chance (collisions).", []string{"count"}, nil)
 )
 
 // collectDevice sends the frames per hash source and, when the run checks
@@ -24,5 +24,6 @@ func collectDevice(st *runstats.RunStats, counter func(*prometheus.Desc, uint64,
 		counter(deviceCheck, c.WithHash, "with_hash")
 		counter(deviceCheck, c.Checked, "checked")
 		counter(deviceCheck, c.Conflicts, "conflicts")
+		counter(deviceCheck, c.Collisions, "collisions")
 	}
 }

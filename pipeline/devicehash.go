@@ -61,6 +61,7 @@ func newDeviceState(cfg *EngineConfig, steer *hash.Steering, queue int) deviceSt
 type devicePub struct {
 	sources                             [hash.NumSources]atomic.Uint64
 	frames, withHash, checked, conflict atomic.Uint64
+	collisions                          atomic.Uint64
 	classes                             [numConflictClasses]atomic.Uint64
 	fieldsDiffer, notHashedByDevice     atomic.Uint64
 	samplesMu                           sync.Mutex
@@ -143,6 +144,7 @@ func (r *receiver) publishDevice() {
 	p.withHash.Store(c.withHash)
 	p.checked.Store(c.checked)
 	p.conflict.Store(c.conflicts)
+	p.collisions.Store(c.collisions)
 	c.publishClasses(p)
 	p.fieldsDiffer.Store(c.fieldsDiffer)
 	p.notHashedByDevice.Store(c.notHashedByDevice)
@@ -177,7 +179,7 @@ func (e *Engine) deviceStats(st *runstats.RunStats) {
 		samples := p.samples
 		p.samplesMu.Unlock()
 		check.Add(&runstats.DeviceHashCheck{
-			Frames: p.frames.Load(), WithHash: p.withHash.Load(), Checked: p.checked.Load(), Conflicts: p.conflict.Load(), FieldsDiffer: p.fieldsDiffer.Load(), NotHashedByDevice: p.notHashedByDevice.Load(),
+			Frames: p.frames.Load(), WithHash: p.withHash.Load(), Checked: p.checked.Load(), Conflicts: p.conflict.Load(), Collisions: p.collisions.Load(), FieldsDiffer: p.fieldsDiffer.Load(), NotHashedByDevice: p.notHashedByDevice.Load(),
 			Samples: samples, Classes: pubClasses(p),
 		})
 	}
@@ -195,15 +197,19 @@ const checkTableLen = 1 << 14
 // deviceCheck is a receive loop's --check-device-hash. Toeplitz is checked by
 // equality; the kernel's SipHash by partition, in two direct-mapped tables:
 // one by device hash (the same device hash must come with the same hash of
-// ours) and one by our hash (the reverse).
+// ours) and one by our hash (the reverse). Two flows whose 32-bit hashes
+// are equal by chance are collisions, not conflicts (see merged and split).
 type deviceCheck struct {
 	queue    int
 	equality bool
 
 	frames, withHash, checked, conflicts uint64
 	fieldsDiffer, notHashedByDevice      uint64
+	collisions                           uint64
 
 	byDevice, byOwn []checkEntry
+	flows           flowCount         // the flows of the partition check
+	chance          []chanceCollision // device hashes two flows share by chance
 	samples         []runstats.DeviceHashConflict
 	newSamples      bool // samples changed since the last publish
 
@@ -224,6 +230,8 @@ func newDeviceCheck(queue int, equality bool) *deviceCheck {
 	c := &deviceCheck{queue: queue, equality: equality}
 	if !equality {
 		c.byDevice, c.byOwn = make([]checkEntry, checkTableLen), make([]checkEntry, checkTableLen)
+		c.flows.bits = make([]uint64, flowCountBits/64)
+		c.chance = make([]chanceCollision, 0, maxChanceCollisions)
 	}
 	return c
 }
@@ -250,13 +258,23 @@ func (c *deviceCheck) frame(frame []byte, m *kernel.XDPMetadata, tag dissect.VLA
 		}
 		return
 	}
+	c.flows.add(own)
 	d := &c.byDevice[m.Hash%checkTableLen]
 	o := &c.byOwn[own%checkTableLen]
 	switch {
 	case d.used && d.dev == m.Hash && d.own != own:
-		c.conflict(frame, m, tag, keys, own, d)
+		if c.merged(m.Hash, d.own, own) {
+			c.collisions++
+		} else {
+			c.conflict(frame, m, tag, keys, own, d)
+		}
 	case o.used && o.own == own && o.dev != m.Hash:
-		c.conflict(frame, m, tag, keys, own, o)
+		if o.tag != tag || o.keys != *keys {
+			// Two flows, and the device says so too: our hash collided.
+			c.collisions++
+		} else {
+			c.conflict(frame, m, tag, keys, own, o)
+		}
 	}
 	e := checkEntry{used: true, dev: m.Hash, own: own, devType: m.HashType, tag: tag, keys: *keys}
 	*d, *o = e, e

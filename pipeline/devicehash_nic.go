@@ -80,8 +80,8 @@ var conflictClasses = [numConflictClasses]runstats.DeviceHashClass{
 	classWithPorts:     {Class: "with-ports", Explain: "the device hashed ports where the model hashes addresses only (a fragment or an IPv6 extension header the device reads differently)"},
 	classKernelView:    {Class: "kernel-view", Explain: "the device hashed the headers the kernel's dissector keys, the inner headers of a tunnel: try --rss-level inner"},
 	classStale:         {Class: "stale-fields", Explain: "QEMU 7.2 hashed this IPv4 header cut short with addresses kept from an earlier frame; its hash is not predictable from the frame"},
-	classMerged:        {Class: "device-merges", Explain: "frames with one device hash have different kernel hashes: the device hashes fewer fields than the kernel (addresses only, or a tunnel's outer headers)"},
-	classSplit:         {Class: "device-splits", Explain: "frames with one kernel hash have different device hashes: the device hashes fields the kernel leaves out (ports past an IPv6 flow label, a tunnel's outer headers)"},
+	classMerged:        {Class: "device-merges", Explain: "frames with one device hash have different kernel hashes, more often than chance makes two flows share a 32-bit hash: the device hashes fewer fields than the kernel (addresses only, or a tunnel's outer headers)"},
+	classSplit:         {Class: "device-splits", Explain: "frames with the same keys have different device hashes: the device hashes fields the kernel leaves out (ports past an IPv6 flow label, a tunnel's outer headers)"},
 }
 
 // classify says which class a conflict of frame with metadata m falls in

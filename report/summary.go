@@ -220,6 +220,9 @@ func WriteDeviceSummary(w io.Writer, st *runstats.RunStats) error {
 	}
 	ew.printf("device hash check (%s): %d frames, %d with a device hash, %d checked, %d conflicts\n",
 		c.Method, c.Frames, c.WithHash, c.Checked, c.Conflicts)
+	if c.Collisions > 0 {
+		ew.printf("  %d frames of flows that share a 32-bit hash with another flow by chance (collisions, not conflicts)\n", c.Collisions)
+	}
 	for _, k := range c.Classes {
 		ew.printf("  %d conflicts: %s: %s\n", k.Frames, k.Class, k.Explain)
 	}

@@ -32,6 +32,10 @@ type DeviceHashCheck struct {
 	WithHash  uint64 `json:"with_hash"` // of them, frames with a device hash
 	Checked   uint64 `json:"checked"`   // of them, frames compared
 	Conflicts uint64 `json:"conflicts"` // frames whose hashes disagree
+	// Collisions (partition) counts the frames whose hash, the device's or
+	// ours, another flow has too by chance: not conflicts. Among F flows
+	// chance makes about F²/2³³ such pairs in each hash.
+	Collisions uint64 `json:"collisions,omitempty"`
 	// FieldsDiffer (equality) counts the checked frames whose device hash
 	// type declares other fields (family, ports or not) than the NIC model
 	// (package nicrss, with the device's rx-flow-hash fields) hashes for
@@ -64,6 +68,7 @@ func (c *DeviceHashCheck) Add(o *DeviceHashCheck) {
 	c.WithHash += o.WithHash
 	c.Checked += o.Checked
 	c.Conflicts += o.Conflicts
+	c.Collisions += o.Collisions
 	c.FieldsDiffer += o.FieldsDiffer
 	c.NotHashedByDevice += o.NotHashedByDevice
 	for _, s := range o.Samples {

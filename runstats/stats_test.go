@@ -96,7 +96,7 @@ func filledRun(static *RunStats) *RunStats {
 		},
 		HashSources: HashSources{None: 1, Kernel: 2, Toeplitz: 3, Device: 4},
 		DeviceHash: &DeviceHashCheck{
-			Method: "equality", Frames: 100, WithHash: 90, Checked: 80, Conflicts: 1,
+			Method: "equality", Frames: 100, WithHash: 90, Checked: 80, Conflicts: 1, Collisions: 4,
 			Samples:      []DeviceHashConflict{{Queue: 1, Frame: "0aff", DeviceHashFrame: sample, Other: &sample}},
 			Classes:      []DeviceHashClass{{Class: "addresses-only", Frames: 1, Explain: "the device hashed addresses only"}},
 			FieldsDiffer: 2, NotHashedByDevice: 3,
@@ -331,14 +331,14 @@ func TestAdd(t *testing.T) {
 		t.Errorf("HashSources.Add: %+v, want %+v", hs, want)
 	}
 	var c DeviceHashCheck
-	one := &DeviceHashCheck{Method: "partition", Frames: 10, WithHash: 9, Checked: 8, Conflicts: 5}
+	one := &DeviceHashCheck{Method: "partition", Frames: 10, WithHash: 9, Checked: 8, Conflicts: 5, Collisions: 2}
 	for i := range 5 {
 		one.Samples = append(one.Samples, DeviceHashConflict{Queue: i})
 	}
 	for range 3 {
 		c.Add(one)
 	}
-	if c.Method != "partition" || c.Frames != 30 || c.WithHash != 27 || c.Checked != 24 || c.Conflicts != 15 {
+	if c.Method != "partition" || c.Frames != 30 || c.WithHash != 27 || c.Checked != 24 || c.Conflicts != 15 || c.Collisions != 6 {
 		t.Errorf("DeviceHashCheck.Add: %+v, want three times %+v", c, *one)
 	}
 	if len(c.Samples) != MaxDeviceHashSamples || c.Samples[5].Queue != 0 {

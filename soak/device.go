@@ -20,8 +20,8 @@ func checkDeviceHash(st *runstats.RunStats, seen, pushed uint64) Check {
 	}
 	d := st.DeviceHash
 	c.Pass = d.Conflicts == 0 && d.Checked == st.Accounting.Received && d.WithHash == d.Frames
-	c.Detail = fmt.Sprintf("%d frames received, %d seen by the check, %d with a device hash, %d checked (%s), %d conflicts; %d of %d frames sent with a hardware VLAN tag",
-		st.Accounting.Received, d.Frames, d.WithHash, d.Checked, d.Method, d.Conflicts, pushed, seen)
+	c.Detail = fmt.Sprintf("%d frames received, %d seen by the check, %d with a device hash, %d checked (%s), %d conflicts, %d frames of chance hash collisions; %d of %d frames sent with a hardware VLAN tag",
+		st.Accounting.Received, d.Frames, d.WithHash, d.Checked, d.Method, d.Conflicts, d.Collisions, pushed, seen)
 	if len(d.Samples) > 0 {
 		s := d.Samples[0]
 		c.Detail += fmt.Sprintf("; first: device hash %08x, ours %08x, metadata tag %q, frame %s", s.DeviceHash, s.Hash, s.VLANTag, s.Frame)
