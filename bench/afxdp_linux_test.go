@@ -102,11 +102,15 @@ func BenchmarkAFXDPPipeline(b *testing.B) {
 // built outside the tree (docs/afxdp.md has its interface and build), it
 // runs as a third contender in every round (cRound), always under libxdp's
 // own plain redirect program, and C-Mpps, pct-of-C, C-kernel-ns and
-// C-rx-cpu-ns are its figures. With XDPHASH_BENCH_TOUCH set, touchRound
-// runs too: the bare loop reading the bytes of each frame the dissector
-// reads, which tells what reading the frames costs the kernel apart from
-// the pipeline's own work (touch-Mpps, touch-pct-of-bare, touch-kernel-ns,
-// touch-rx-cpu-ns).
+// C-rx-cpu-ns are its figures. Two variants of the bare loop tell the
+// pipeline's costs apart, each run when its variable is set and reported
+// as NAME-Mpps, NAME-pct-of-bare, NAME-kernel-ns, NAME-rx-cpu-ns and
+// pct-of-NAME (the median of the rounds' pipeline/NAME ratios):
+// XDPHASH_BENCH_TOUCH runs touchRound, reading the bytes of each frame the
+// dissector reads (what reading the frames costs the kernel), and
+// XDPHASH_BENCH_WORK runs workRound, dissecting and hashing a frame of its
+// own for each frame (what the pipeline's work costs, without reading the
+// frames).
 //
 //	go test -c -o /tmp/bench.test ./bench
 //	cd bench && /tmp/bench.test -test.run '^$' -test.bench AFXDPPinned -test.benchtime 11000000x -test.v
@@ -153,14 +157,32 @@ func benchAFXDPPinned(b *testing.B, rx source.RxMode, plain bool) {
 		cIndex = len(contenders)
 		contenders = append(contenders, func() afxdpRound { return cRound(b, cLoop, lab.Host, cpusOf, rx, perRound) })
 	}
-	touchIndex := -1
-	if os.Getenv("XDPHASH_BENCH_TOUCH") != "" {
-		touchIndex = len(contenders)
-		contenders = append(contenders, func() afxdpRound { return touchRound(b, cfg, cpusOf, perRound) })
+	// The bare loop's variants that are asked for, each against the bare
+	// loop: name and index in contenders.
+	type variant struct {
+		name  string
+		index int
 	}
-	// Per contender (bare, pipeline, then C and touch), the rounds' figures.
-	var mpps, kernelNs, rxNs [4][]float64
-	var ratio, cRatio, touchRatio []float64
+	var variants []variant
+	for _, v := range []struct {
+		name, env string
+		round     func() afxdpRound
+	}{
+		{"touch", "XDPHASH_BENCH_TOUCH", func() afxdpRound { return touchRound(b, cfg, cpusOf, perRound) }},
+		{"work", "XDPHASH_BENCH_WORK", func() afxdpRound { return workRound(b, cfg, cpusOf, perRound) }},
+	} {
+		if os.Getenv(v.env) != "" {
+			variants = append(variants, variant{v.name, len(contenders)})
+			contenders = append(contenders, v.round)
+		}
+	}
+	// Per contender (bare, pipeline, then C and the variants), the rounds'
+	// figures.
+	mpps, kernelNs, rxNs := make([][]float64, len(contenders)), make([][]float64, len(contenders)), make([][]float64, len(contenders))
+	var ratio, cRatio []float64
+	// Per variant, the rounds' ratios: the variant to bare, the pipeline
+	// to the variant.
+	variantRatio, pipeToVariant := make([][]float64, len(variants)), make([][]float64, len(variants))
 	var pipeTotal afxdpRound
 	b.ResetTimer()
 	for round := range pinnedRounds {
@@ -183,10 +205,11 @@ func benchAFXDPPinned(b *testing.B, rx source.RxMode, plain bool) {
 			cRatio = append(cRatio, rp.mpps()/rc.mpps())
 			b.Logf("round %d: C %s: pipeline %.1f%% of it", round, rc, 100*rp.mpps()/rc.mpps())
 		}
-		if touchIndex >= 0 {
-			rt := r[touchIndex]
-			touchRatio = append(touchRatio, rt.mpps()/rb.mpps())
-			b.Logf("round %d: touch %s: %.1f%% of bare", round, rt, 100*rt.mpps()/rb.mpps())
+		for i, v := range variants {
+			rv := r[v.index]
+			variantRatio[i] = append(variantRatio[i], rv.mpps()/rb.mpps())
+			pipeToVariant[i] = append(pipeToVariant[i], rp.mpps()/rv.mpps())
+			b.Logf("round %d: %s %s: %.1f%% of bare; pipeline %.1f%% of it", round, v.name, rv, 100*rv.mpps()/rb.mpps(), 100*rp.mpps()/rv.mpps())
 		}
 	}
 	b.StopTimer()
@@ -205,11 +228,12 @@ func benchAFXDPPinned(b *testing.B, rx source.RxMode, plain bool) {
 		b.ReportMetric(median(kernelNs[cIndex]), "C-kernel-ns")
 		b.ReportMetric(median(rxNs[cIndex]), "C-rx-cpu-ns")
 	}
-	if touchIndex >= 0 {
-		b.ReportMetric(median(mpps[touchIndex]), "touch-Mpps")
-		b.ReportMetric(100*median(touchRatio), "touch-pct-of-bare")
-		b.ReportMetric(median(kernelNs[touchIndex]), "touch-kernel-ns")
-		b.ReportMetric(median(rxNs[touchIndex]), "touch-rx-cpu-ns")
+	for i, v := range variants {
+		b.ReportMetric(median(mpps[v.index]), v.name+"-Mpps")
+		b.ReportMetric(100*median(variantRatio[i]), v.name+"-pct-of-bare")
+		b.ReportMetric(100*median(pipeToVariant[i]), "pct-of-"+v.name)
+		b.ReportMetric(median(kernelNs[v.index]), v.name+"-kernel-ns")
+		b.ReportMetric(median(rxNs[v.index]), v.name+"-rx-cpu-ns")
 	}
 	b.ReportMetric(float64(pipeTotal.ringDrops)/float64(max(1, pipeTotal.received)), "ring-drop-share")
 	b.ReportMetric(float64(pipeTotal.elapsed.Nanoseconds())/float64(pipeTotal.frames), "ns/op")
@@ -243,6 +267,34 @@ func touchRound(b *testing.B, cfg source.AFXDPConfig, cpus roundCPUs, n uint64) 
 
 // touchSum keeps touchRound's reads from being compiled away.
 var touchSum byte
+
+// workRound times n frames through bareLoop on cpus.rx, dissecting and
+// hashing for each frame a frame of its own (an Ethernet, IPv4 and TCP
+// frame) instead of the frame: the pipeline's dissect and hash without
+// reading the UMEM, which tells what the receiver's own work costs the
+// kernel's CPU apart from reading the frames.
+func workRound(b *testing.B, cfg source.AFXDPConfig, cpus roundCPUs, n uint64) afxdpRound {
+	own := dissect.SampleFrame(dissect.ShapeEthIP)
+	d := dissect.NewDissector(dissect.DefaultFlags, dissect.AllGates)
+	h := hash.NewKernel(benchKey)
+	var keys [source.DefaultAFXDPBatch]dissect.FlowKeys
+	var hashes [source.DefaultAFXDPBatch]uint32
+	var l4 [source.DefaultAFXDPBatch]bool
+	var sum uint32
+	r := loopRound(b, cfg, cpus, n, func(batch *source.Batch) {
+		m := min(len(batch.Frames), len(keys))
+		for i := range m {
+			d.DissectFrame(&keys[i], own)
+		}
+		h.HashBatch(keys[:m], hashes[:m], l4[:m])
+		sum += hashes[0]
+	})
+	workSum = sum
+	return r
+}
+
+// workSum keeps workRound's work from being compiled away.
+var workSum uint32
 
 // loopRound times n frames through bareLoop on cpus.rx, which calls each
 // (nil: nothing) with every batch.
