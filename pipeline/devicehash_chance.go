@@ -21,17 +21,17 @@ const chanceTail = 1e-9
 // maxChanceCollisions bounds the device hashes the check takes for chance.
 const maxChanceCollisions = 64
 
-// chanceCollision is a device hash two flows share by chance: ours of the
-// two.
+// chanceCollision is a device hash dev that two flows share by chance, and
+// our hashes of the two.
 type chanceCollision struct {
 	dev      uint32
 	own, two uint32
 }
 
-// merged tells whether a frame whose device hash dev an earlier frame of
-// another flow (our hash first, this frame's own) had is a chance
-// collision: the pair is already taken for one, or chance allows one more.
-// A third flow on a device hash is never chance.
+// merged tells whether a frame is a chance collision when its device hash
+// dev is an earlier frame's and its hash of ours, own, is not (the earlier
+// frame's is first): the pair is already taken for one, or chance allows
+// one more. A third flow on a device hash is never chance.
 func (c *deviceCheck) merged(dev, first, own uint32) bool {
 	for _, x := range c.chance {
 		if x.dev == dev {
@@ -89,9 +89,9 @@ func (f *flowCount) add(h uint32) {
 // estimate is the number of distinct hashes added, or +Inf when the bitmap
 // is full.
 func (f *flowCount) estimate() float64 {
-	clear := flowCountBits - f.set
-	if clear == 0 {
+	unset := flowCountBits - f.set
+	if unset == 0 {
 		return math.Inf(1)
 	}
-	return -flowCountBits * math.Log(float64(clear)/flowCountBits)
+	return -flowCountBits * math.Log(float64(unset)/flowCountBits)
 }
