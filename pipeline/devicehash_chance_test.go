@@ -139,31 +139,27 @@ func TestDeviceCheckPartitionChance(t *testing.T) {
 			t.Errorf("%d pairs sharing device hashes, chance allows %d: %d collisions, %d conflicts; want %d, 1", allowed+1, allowed, c.collisions, c.conflicts, allowed)
 		}
 	})
-	t.Run("few flows", func(t *testing.T) {
-		c := newDeviceCheck(0, false)
-		a, b := newPartitionFlow(1, 0xaaaa0001, 0xdddd0001), newPartitionFlow(2, 0xbbbb0001, 0xdddd0001)
-		a.show(c)
-		b.show(c)
-		if c.conflicts != 1 || c.collisions != 0 {
-			t.Errorf("2 flows sharing a device hash: %d conflicts, %d collisions; want 1, 0 (chance does not explain it)", c.conflicts, c.collisions)
-		}
-	})
-	t.Run("our hash shared", func(t *testing.T) {
-		c := newDeviceCheck(0, false)
-		a, b := newPartitionFlow(1, 0xaaaa0001, 0xdddd0001), newPartitionFlow(2, 0xaaaa0001, 0xeeee0001)
-		a.show(c)
-		b.show(c)
-		if c.conflicts != 0 || c.collisions != 1 {
-			t.Errorf("2 flows sharing our hash: %d conflicts, %d collisions; want 0, 1", c.conflicts, c.collisions)
-		}
-	})
-	t.Run("one flow, two device hashes", func(t *testing.T) {
-		c := withFlows()
-		a, b := newPartitionFlow(1, 0xaaaa0001, 0xdddd0001), newPartitionFlow(1, 0xaaaa0001, 0xeeee0001)
-		a.show(c)
-		b.show(c)
-		if c.conflicts != 1 || c.collisions != 0 {
-			t.Errorf("1 flow with 2 device hashes: %d conflicts, %d collisions; want 1, 0", c.conflicts, c.collisions)
-		}
-	})
+	// Two frames, each of its own flow or both of one.
+	for _, tt := range []struct {
+		name                        string
+		background                  bool
+		a, b                        partitionFlow
+		wantConflicts, wantCollides uint64
+	}{
+		{"few flows", false, newPartitionFlow(1, 0xaaaa0001, 0xdddd0001), newPartitionFlow(2, 0xbbbb0001, 0xdddd0001), 1, 0},
+		{"our hash shared", false, newPartitionFlow(1, 0xaaaa0001, 0xdddd0001), newPartitionFlow(2, 0xaaaa0001, 0xeeee0001), 0, 1},
+		{"one flow, two device hashes", true, newPartitionFlow(1, 0xaaaa0001, 0xdddd0001), newPartitionFlow(1, 0xaaaa0001, 0xeeee0001), 1, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newDeviceCheck(0, false)
+			if tt.background {
+				c = withFlows()
+			}
+			tt.a.show(c)
+			tt.b.show(c)
+			if c.conflicts != tt.wantConflicts || c.collisions != tt.wantCollides {
+				t.Errorf("%d conflicts, %d collisions; want %d, %d", c.conflicts, c.collisions, tt.wantConflicts, tt.wantCollides)
+			}
+		})
+	}
 }
