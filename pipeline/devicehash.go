@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/xdphash/xdphash/dissect"
+	"github.com/xdphash/xdphash/fairness"
 	"github.com/xdphash/xdphash/hash"
 	"github.com/xdphash/xdphash/internal/kernel"
 	"github.com/xdphash/xdphash/pipeline/source"
@@ -208,7 +209,7 @@ type deviceCheck struct {
 	collisions                           uint64
 
 	byDevice, byOwn []checkEntry
-	flows           flowCount         // the flows of the partition check
+	flows           fairness.Distinct // our distinct hashes: the flows seen
 	chance          []chanceCollision // device hashes two flows share by chance
 	samples         []runstats.DeviceHashConflict
 	newSamples      bool // samples changed since the last publish
@@ -230,7 +231,6 @@ func newDeviceCheck(queue int, equality bool) *deviceCheck {
 	c := &deviceCheck{queue: queue, equality: equality}
 	if !equality {
 		c.byDevice, c.byOwn = make([]checkEntry, checkTableLen), make([]checkEntry, checkTableLen)
-		c.flows.bits = make([]uint64, flowCountBits/64)
 		c.chance = make([]chanceCollision, 0, maxChanceCollisions)
 	}
 	return c
@@ -258,7 +258,7 @@ func (c *deviceCheck) frame(frame []byte, m *kernel.XDPMetadata, tag dissect.VLA
 		}
 		return
 	}
-	c.flows.add(own)
+	c.flows.Add(own)
 	d := &c.byDevice[m.Hash%checkTableLen]
 	o := &c.byOwn[own%checkTableLen]
 	switch {

@@ -3,7 +3,6 @@ package pipeline
 import (
 	"encoding/binary"
 	"math"
-	"math/rand/v2"
 	"testing"
 
 	"github.com/xdphash/xdphash/dissect"
@@ -30,43 +29,25 @@ func TestChanceCollisions(t *testing.T) {
 		t.Errorf("2 flows: chance allows %d shared device hashes, want 0", got)
 	}
 	last := 0
-	for _, flows := range []float64{1e3, 16384, 1e5, 3e5, 1e6} {
+	for _, flows := range []uint64{1e3, 16384, 1e5, 3e5, 1e6} {
 		k := chanceCollisions(flows)
-		mean := flows * (flows - 1) / (1 << 33)
+		mean := float64(flows) * float64(flows-1) / (1 << 33)
 		if k < last {
-			t.Errorf("%g flows: %d, fewer than %d for fewer flows", flows, k, last)
+			t.Errorf("%d flows: %d, fewer than %d for fewer flows", flows, k, last)
 		}
 		if k == maxChanceCollisions {
 			continue
 		}
 		if p := poissonTail(mean, k); p > chanceTail {
-			t.Errorf("%g flows (mean %.3g): %d allowed, but P(X > %d) = %.3g > %g", flows, mean, k, k, p, chanceTail)
+			t.Errorf("%d flows (mean %.3g): %d allowed, but P(X > %d) = %.3g > %g", flows, mean, k, k, p, chanceTail)
 		}
 		if k > 0 && poissonTail(mean, k-1) <= chanceTail {
-			t.Errorf("%g flows (mean %.3g): %d allowed, but %d already leaves P(X > k) <= %g", flows, mean, k, k-1, chanceTail)
+			t.Errorf("%d flows (mean %.3g): %d allowed, but %d already leaves P(X > k) <= %g", flows, mean, k, k-1, chanceTail)
 		}
 		last = k
 	}
-	if got := chanceCollisions(math.Inf(1)); got != maxChanceCollisions {
-		t.Errorf("a full flow count: %d, want the bound %d", got, maxChanceCollisions)
-	}
-}
-
-func TestFlowCount(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	for _, n := range []int{1000, 100000, 1000000} {
-		f := flowCount{bits: make([]uint64, flowCountBits/64)}
-		hashes := make([]uint32, n)
-		for i := range hashes {
-			hashes[i] = rng.Uint32()
-			f.add(hashes[i])
-		}
-		for _, h := range hashes[:n/2] { // again: not new flows
-			f.add(h)
-		}
-		if got := f.estimate(); math.Abs(got-float64(n)) > 0.03*float64(n) {
-			t.Errorf("%d distinct hashes: estimate %.0f", n, got)
-		}
+	if got := chanceCollisions(1e7); got != maxChanceCollisions {
+		t.Errorf("10 million flows: %d, want the bound %d", got, maxChanceCollisions)
 	}
 }
 
