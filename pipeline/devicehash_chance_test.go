@@ -79,7 +79,7 @@ func TestDeviceCheckPartitionChance(t *testing.T) {
 	withFlows := func() *deviceCheck {
 		c := newDeviceCheck(0, false)
 		for i := range uint32(background) {
-			// Distinct hashes, apart in the tables' slots from the ones below.
+			// Hashes of their own: none equals one of the flows below.
 			f := newPartitionFlow(1e6+i, 0x10000000+i*7919, 0x20000000+i*104729)
 			f.show(c)
 		}
